@@ -1,0 +1,222 @@
+"""Context: every setting of one research run (LangGraph Studio renders it as a form).
+
+Precedence, in one place: a caller that passes ``context=`` gets exactly that Context; a run
+invoked without one (``langgraph dev`` without a context, a parent graph, ``as_tool``) reads
+``DESKRESEARCH_<FIELD>`` variables over the defaults; the CLI applies flags over env over defaults.
+Secrets are not settings: API keys come from the environment (``OPENAI_API_KEY``,
+``TAVILY_API_KEY``), so they never land in state, checkpoints or run records.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from langgraph.runtime import Runtime
+from pydantic import Field, ValidationError
+from pydantic.dataclasses import dataclass
+
+from deskresearch.errors import ConfigError
+from deskresearch.records import FetchLimits, ModelSpec, SearchSettings
+
+ENV_PREFIX = "DESKRESEARCH_"
+_MODEL_PICKER = {"__template_metadata__": {"kind": "llm"}}  # Studio shows a model picker
+
+
+@dataclass(kw_only=True, frozen=True)
+class Context:
+    """Settings for one research run."""
+
+    language: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=64,
+            description="Report language: a code or a name (en-us, zh-cn, German). Passed to every writing prompt.",
+        ),
+    ] = "en-us"
+    summary_model: Annotated[
+        str,
+        Field(
+            min_length=1,
+            description="Model for keywords, query planning, ranking and page summaries (cheap, many calls).",
+            json_schema_extra=_MODEL_PICKER,
+        ),
+    ] = "gpt-4o-mini"
+    report_model: Annotated[
+        str,
+        Field(
+            min_length=1,
+            description="Model that writes the final report (one call, long output).",
+            json_schema_extra=_MODEL_PICKER,
+        ),
+    ] = "gpt-4o"
+    base_url: Annotated[
+        str,
+        Field(
+            description="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 for Ollama. Empty: OPENAI_BASE_URL, else api.openai.com."
+        ),
+    ] = ""
+    structured_output: Annotated[
+        Literal["json_schema", "function_calling", "json_mode"],
+        Field(
+            description="How structured answers are requested; json_mode is the most widely supported by local servers."
+        ),
+    ] = "json_schema"
+    model_timeout_s: Annotated[
+        float, Field(gt=0, le=1800, description="Seconds one model call may take.")
+    ] = 120.0
+    max_keywords: Annotated[
+        int, Field(ge=1, le=10, description="Search keywords proposed for the topic (MetaGPT: 2).")
+    ] = 2
+    max_output_retries: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=5,
+            description="Extra attempts when the model's keywords are malformed, before falling back to the topic.",
+        ),
+    ] = 1
+    decomposition_nums: Annotated[
+        int, Field(ge=1, le=20, description="Research queries planned from the keywords (MetaGPT: 4).")
+    ] = 4
+    url_per_query: Annotated[
+        int, Field(ge=1, le=20, description="Pages kept per research query after ranking (MetaGPT: 4).")
+    ] = 4
+    search: Annotated[
+        Literal["tavily", "corpus"],
+        Field(description="Search backend: tavily (web, TAVILY_API_KEY) or corpus (files in corpus_dir)."),
+    ] = "tavily"
+    tavily_base_url: Annotated[
+        str, Field(min_length=1, description="Tavily API base URL (a self-hosted proxy or a test server).")
+    ] = "https://api.tavily.com"
+    corpus_dir: Annotated[
+        str, Field(description="Folder of .md/.txt/.html files searched when search=corpus.")
+    ] = ""
+    search_timeout_s: Annotated[
+        float, Field(gt=0, le=300, description="Seconds one search request may take.")
+    ] = 30.0
+    page_timeout_s: Annotated[
+        float, Field(gt=0, le=300, description="Seconds to read one page, redirects included.")
+    ] = 20.0
+    max_page_bytes: Annotated[
+        int,
+        Field(ge=10_000, le=100_000_000, description="Bytes read per page; longer pages are cut here."),
+    ] = 5_000_000
+    max_redirects: Annotated[
+        int, Field(ge=0, le=20, description="Redirects followed per page.")
+    ] = 5
+    min_page_chars: Annotated[
+        int,
+        Field(ge=0, le=10_000, description="Pages whose main text is shorter are rejected as empty."),
+    ] = 200
+    max_chunk_tokens: Annotated[
+        int,
+        Field(
+            ge=200,
+            le=200_000,
+            description="Upper bound on tokens per summarised chunk; the summary model's window may lower it.",
+        ),
+    ] = 6000
+    summary_context_window: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=10_000_000,
+            description="Context window of the summary model in tokens; 0 = known from its name, else 8192.",
+        ),
+    ] = 0
+    report_words: Annotated[
+        int, Field(ge=100, le=20_000, description="Target length of the report in words (MetaGPT: 2000).")
+    ] = 2000
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Context:
+        """Build a Context from ``DESKRESEARCH_<FIELD>`` variables; explicit overrides win.
+
+        Raises:
+            ConfigError: a value is out of range or of the wrong type; names the variable.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for name in field_names():
+            var = ENV_PREFIX + name.upper()
+            if var in env:
+                values[name] = env[var]
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return validated(values, source="environment")
+
+    def summary_spec(self) -> ModelSpec:
+        """Return the call settings for the summary model."""
+        return ModelSpec(
+            model=self.summary_model,
+            base_url=self.base_url,
+            method=self.structured_output,
+            timeout_s=self.model_timeout_s,
+        )
+
+    def report_spec(self) -> ModelSpec:
+        """Return the call settings for the report model."""
+        return ModelSpec(
+            model=self.report_model,
+            base_url=self.base_url,
+            method=self.structured_output,
+            timeout_s=self.model_timeout_s,
+        )
+
+    def search_settings(self) -> SearchSettings:
+        """Return the search backend settings."""
+        return SearchSettings(
+            backend=self.search,
+            tavily_base_url=self.tavily_base_url,
+            corpus_dir=self.corpus_dir,
+            timeout_s=self.search_timeout_s,
+        )
+
+    def fetch_limits(self) -> FetchLimits:
+        """Return the bounds for reading one page."""
+        return FetchLimits(
+            timeout_s=self.page_timeout_s,
+            max_bytes=self.max_page_bytes,
+            max_redirects=self.max_redirects,
+        )
+
+
+def field_names() -> list[str]:
+    """Return the Context field names in declaration order."""
+    return list(Context.__dataclass_fields__)
+
+
+def field_description(name: str) -> str:
+    """Return the description of one Context field."""
+    info = Context.__pydantic_fields__[name]
+    return info.description or ""
+
+
+def validated(values: Mapping[str, Any], *, source: str) -> Context:
+    """Build a Context, turning pydantic's errors into one ConfigError naming every bad field."""
+    try:
+        return Context(**values)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            name = ".".join(str(p) for p in err["loc"]) or "?"
+            lines.append(
+                f"{name}={err.get('input')!r}: {err['msg']} (set --{name.replace('_', '-')} "
+                f"or {ENV_PREFIX}{name.upper()})"
+            )
+        raise ConfigError(f"invalid setting from {source}: " + "; ".join(lines)) from None
+    except TypeError as exc:  # an unknown keyword
+        raise ConfigError(f"invalid setting from {source}: {exc}") from None
+
+
+def resolve(runtime: Runtime[Context]) -> Context:
+    """Return the run's Context, or one from the environment when the caller passed none."""
+    # Parent graphs, as_tool() and a bare ainvoke() pass no context: runtime.context is None.
+    ctx = runtime.context
+    if ctx is None:
+        return Context.from_env()
+    if isinstance(ctx, Mapping):  # a dict from a caller that bypassed validation
+        return validated(ctx, source="context")
+    return ctx

@@ -1,0 +1,81 @@
+"""Exceptions raised by deskresearch.
+
+DeskResearchError
+├── ConfigError        a setting, input or credential is wrong; says which and how to fix it
+├── ServiceError       an I/O service failed; ``transient`` says whether a retry may help
+│   ├── ModelCallError the model endpoint failed (HTTP 5xx/429, timeout, connection)
+│   ├── SearchError    .backend, .query, .reason
+│   └── FetchError     .url, .reason ("timeout", "too_many_redirects", "not_html", "http_404", ...)
+└── ModelOutputError   the model answered, but not in the shape we asked for
+
+``ConfigError`` subclasses ``ValueError`` so callers that validate input can catch it as such.
+"""
+
+from __future__ import annotations
+
+from deskresearch.records import Usage
+
+
+class DeskResearchError(Exception):
+    """Base class of every error deskresearch raises on purpose."""
+
+
+class ConfigError(DeskResearchError, ValueError):
+    """A setting, an input or a credential is wrong; the message names it and the fix."""
+
+
+class ServiceError(DeskResearchError):
+    """An I/O service failed.
+
+    Attributes:
+        transient: True when the same call may succeed later (HTTP 429/5xx, timeouts,
+            dropped connections); the graph's retry policy retries only these.
+    """
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+class ModelCallError(ServiceError):
+    """The model endpoint did not answer usefully (after its own retries, if any)."""
+
+
+class SearchError(ServiceError):
+    """A search backend failed for one query."""
+
+    def __init__(self, backend: str, query: str, reason: str, *, transient: bool = False) -> None:
+        super().__init__(f"{backend} search for {query!r} failed: {reason}", transient=transient)
+        self.backend = backend
+        self.query = query
+        self.reason = reason
+
+
+class FetchError(ServiceError):
+    """A page could not be fetched or read."""
+
+    def __init__(self, url: str, reason: str, *, transient: bool = False) -> None:
+        super().__init__(f"fetching {url} failed: {reason}", transient=transient)
+        self.url = url
+        self.reason = reason
+
+
+class ModelOutputError(DeskResearchError):
+    """The model answered, but the answer does not have the shape we asked for.
+
+    Attributes:
+        usage: the tokens the failed call still cost, so they are not lost from the totals.
+    """
+
+    def __init__(self, message: str, *, usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Tell a RetryPolicy whether ``exc`` may go away on retry.
+
+    Our services translate library errors at the boundary, so only ``ServiceError`` carries the
+    answer; anything else (bugs, config, malformed output) is not retried by the graph.
+    """
+    return isinstance(exc, ServiceError) and exc.transient

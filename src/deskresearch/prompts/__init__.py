@@ -1,0 +1,1 @@
+"""Prompt text, one module per model step; each exposes SYSTEM, USER and render()."""

@@ -1,0 +1,137 @@
+"""Value types shared by nodes and services.
+
+TypedDicts are what flows through graph state (JSON-serialisable, so checkpoints and the
+server can store them); frozen dataclasses are per-run settings handed to services.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from typing_extensions import TypedDict
+
+Stage = Literal[
+    "start_run",
+    "generate_keywords",
+    "keywords_fallback",
+    "search_keyword",
+    "plan_queries",
+    "search_query",
+    "rank_urls",
+    "dedup_urls",
+    "read_page",
+    "summarise_chunk",
+    "reduce_page",
+    "collect_sources",
+    "write_report",
+    "insufficient_evidence",
+]
+
+Outcome = Literal[
+    "issued",  # a search query was sent
+    "used",  # a page became a numbered source
+    "duplicate",  # the same page arrived under another URL or query; fetched once
+    "not_relevant",  # ranked out, or no chunk bore on the queries
+    "blocked",  # captcha, access denied, cookie wall, near-empty page
+    "failed",  # a search or fetch failed for good
+    "fallback",  # a step used its documented fallback value
+    "removed",  # a citation to an unknown source was removed from the report
+    "flagged",  # the result needs a reader's caution (e.g. a report without citations)
+]
+
+Status = Literal["ok", "insufficient_evidence"]
+
+
+class SearchHit(TypedDict):
+    """One search result as a backend returned it."""
+
+    url: str
+    title: str
+    snippet: str
+    raw_content: str | None  # full text when the backend has it (corpus files)
+    content_type: str | None  # of raw_content: "text/html", "text/markdown", "text/plain"
+
+
+class Provenance(TypedDict):
+    """One line of the audit trail: what happened to a query, URL, source or citation, and why."""
+
+    stage: Stage
+    subject: str
+    outcome: Outcome
+    reason: str
+
+
+class Usage(TypedDict):
+    """Tokens and calls spent by one stage on one model."""
+
+    stage: Stage
+    model: str
+    input_tokens: int
+    output_tokens: int
+    calls: int
+
+
+class Source(TypedDict):
+    """One entry of the source ledger: a page we read and may cite as ``[id]``."""
+
+    id: int
+    url: str
+    title: str
+    site: str
+    published: str  # as the page states it ("" when unknown)
+    date_read: str  # ISO date the page was fetched
+    queries: list[str]
+    text_hash: str  # sha256 of the extracted text we summarised
+    origin: Literal["page", "snippet", "corpus"]
+    summary: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    """Which model to call and how, for one call."""
+
+    model: str
+    base_url: str  # "" → OPENAI_BASE_URL or the OpenAI default
+    method: Literal["json_schema", "function_calling", "json_mode"]
+    timeout_s: float
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchSettings:
+    """Which backend to search and where it lives, for one run."""
+
+    backend: Literal["tavily", "corpus"]
+    tavily_base_url: str
+    corpus_dir: str
+    timeout_s: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class FetchLimits:
+    """Bounds for reading one page."""
+
+    timeout_s: float
+    max_bytes: int
+    max_redirects: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class FetchedPage:
+    """Raw bytes of a page, cut at the byte limit."""
+
+    url: str  # after redirects
+    content_type: str
+    body: bytes
+    truncated: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Extracted:
+    """Main content of a page as markdown, with what its metadata says."""
+
+    text: str
+    title: str
+    published: str
+    site: str

@@ -1,0 +1,1 @@
+"""I/O services behind the Protocols in services.base."""

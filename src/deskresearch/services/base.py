@@ -1,0 +1,115 @@
+"""The I/O seams: what nodes may ask of the outside world, as Protocols.
+
+Services carry connections and are bound when the graph is built; per-run choices (model,
+backend, limits) arrive as arguments built from the Context. Implementations translate library
+errors into ``deskresearch.errors`` at this boundary, so nodes never import httpx or tavily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from langchain_core.messages import BaseMessage
+from pydantic import BaseModel
+
+from deskresearch.records import (
+    Extracted,
+    FetchedPage,
+    FetchLimits,
+    ModelSpec,
+    SearchHit,
+    SearchSettings,
+    Stage,
+    Usage,
+)
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Reply(Generic[T]):
+    """A model's answer and what it cost."""
+
+    value: T
+    usage: Usage
+
+
+class ChatService(Protocol):
+    """Calls a chat model."""
+
+    def check(self, spec: ModelSpec) -> None:
+        """Raise ConfigError when ``spec`` cannot work (no key and no base URL), before any call."""
+        ...
+
+    async def structured(
+        self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage
+    ) -> Reply[M]:
+        """Return the answer parsed into ``schema``; raise ModelOutputError when it does not fit."""
+        ...
+
+    async def text(
+        self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage
+    ) -> Reply[str]:
+        """Return the answer as text, reasoning blocks removed."""
+        ...
+
+
+class SearchBackend(Protocol):
+    """Turns a query into hits. Raises SearchError; never returns None."""
+
+    def check(self, settings: SearchSettings) -> None:
+        """Raise ConfigError when ``settings`` cannot work (e.g. a missing corpus folder)."""
+        ...
+
+    async def search(
+        self, query: str, *, max_results: int, settings: SearchSettings
+    ) -> list[SearchHit]:
+        """Return at most ``max_results`` hits, best first."""
+        ...
+
+
+class PageFetcher(Protocol):
+    """Reads a URL's bytes within limits. Raises FetchError."""
+
+    async def fetch(self, url: str, *, limits: FetchLimits) -> FetchedPage:
+        """Return the page body, cut at ``limits.max_bytes``."""
+        ...
+
+
+class ContentExtractor(Protocol):
+    """Turns a page body into its main text as markdown."""
+
+    async def extract(self, body: bytes | str, *, url: str, content_type: str) -> Extracted | None:
+        """Return the main content, or None when the page has none."""
+        ...
+
+
+class TokenCounter(Protocol):
+    """Counts and splits text in model tokens."""
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens in ``text``."""
+        ...
+
+    async def split(self, text: str, *, max_tokens: int) -> list[str]:
+        """Split ``text`` into pieces of at most ``max_tokens`` tokens, on natural boundaries."""
+        ...
+
+
+RankFunc = Callable[[list[SearchHit]], list[SearchHit]]
+"""A custom re-ranking applied after the model's ranking (MetaGPT's ``rank_func``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Services:
+    """Everything a node may use for I/O."""
+
+    llm: ChatService
+    search: SearchBackend
+    fetcher: PageFetcher
+    extractor: ContentExtractor
+    tokens: TokenCounter
+    rank_func: RankFunc | None = None

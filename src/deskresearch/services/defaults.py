@@ -1,0 +1,44 @@
+"""The real services, filled in for whatever a caller of build_graph did not inject."""
+
+from __future__ import annotations
+
+from deskresearch.services.base import (
+    ChatService,
+    ContentExtractor,
+    PageFetcher,
+    RankFunc,
+    SearchBackend,
+    Services,
+    TokenCounter,
+)
+from deskresearch.services.extract import TrafilaturaExtractor
+from deskresearch.services.fetch import HttpFetcher
+from deskresearch.services.llm import OpenAIChat
+from deskresearch.services.search import SearchRouter
+from deskresearch.services.search_corpus import CorpusSearch
+from deskresearch.services.search_tavily import TavilySearch
+from deskresearch.services.tokens import TiktokenCounter
+
+
+def default_services(
+    *,
+    llm: ChatService | None = None,
+    search: SearchBackend | None = None,
+    fetcher: PageFetcher | None = None,
+    extractor: ContentExtractor | None = None,
+    tokens: TokenCounter | None = None,
+    rank_func: RankFunc | None = None,
+) -> Services:
+    """Return a Services bundle: the given ones, real implementations for the rest.
+
+    Every default is cheap to build and connects lazily: ``langgraph dev`` imports the graph
+    before any key is configured, so nothing here may need one.
+    """
+    return Services(
+        llm=llm or OpenAIChat(),
+        search=search or SearchRouter({"tavily": TavilySearch(), "corpus": CorpusSearch()}),
+        fetcher=fetcher or HttpFetcher(),
+        extractor=extractor or TrafilaturaExtractor(),
+        tokens=tokens or TiktokenCounter(),
+        rank_func=rank_func,
+    )

