@@ -53,6 +53,7 @@ class ChunkNote(TypedDict):
     index: int
     relevant: bool
     summary: str
+    error: str  # why the chunk could not be summarised ("" when it was)
 
 
 class PageDigest(TypedDict):

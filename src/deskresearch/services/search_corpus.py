@@ -13,12 +13,11 @@ from pathlib import Path
 
 from deskresearch.errors import ConfigError, SearchError
 from deskresearch.records import SearchHit, SearchSettings
+from deskresearch.text import html_title, visible_text
 
 SUFFIXES = {".md": "text/markdown", ".txt": "text/plain", ".html": "text/html", ".htm": "text/html"}
 MAX_FILE_BYTES = 20_000_000
 _WORD = re.compile(r"\w+", re.UNICODE)
-_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
-_TAGS = re.compile(r"<(script|style)[^>]*>.*?</\1>|<[^>]+>", re.IGNORECASE | re.DOTALL)
 
 
 def _fts_query(query: str) -> str:
@@ -28,10 +27,8 @@ def _fts_query(query: str) -> str:
 
 
 def _title_of(path: Path, text: str, content_type: str) -> str:
-    if content_type == "text/html":
-        m = _TITLE.search(text)
-        if m:
-            return " ".join(m.group(1).split())
+    if content_type == "text/html" and (title := html_title(text)):
+        return title
     for line in text.splitlines():
         if line.strip():
             return line.strip().lstrip("#").strip()[:200]
@@ -53,7 +50,7 @@ class CorpusIndex:
             if ctype is None or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
                 continue
             raw = path.read_bytes().decode("utf-8", errors="replace")
-            body = _TAGS.sub(" ", raw) if ctype == "text/html" else raw
+            body = visible_text(raw) if ctype == "text/html" else raw
             title = _title_of(path, raw, ctype)
             self.db.execute(
                 "INSERT INTO docs VALUES (?, ?, ?, ?, ?)",

@@ -1,0 +1,69 @@
+"""Citations in a report: find them, drop the ones that point nowhere, render the references."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from deskresearch.records import Source
+
+# [3], [1, 2], [1; 4] — but not markdown links [text](url) or footnotes [^1].
+_CITE = re.compile(r"\s?\[(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\](?!\()")
+_HEADING = re.compile(r"^#{1,6}\s+\S", re.MULTILINE)
+# A reference entry starts with its number in brackets or carries a URL.
+_REF_LINE = re.compile(r"^\s*(?:[-*]\s*|\d+[.)]\s*)?\[\d+\]|https?://", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    """A report body after citation checking."""
+
+    text: str
+    cited: list[int]  # ledger ids the text cites, in order of first use
+    removed: list[int]  # ids the text cited that are not in the ledger
+
+
+def clean_citations(text: str, valid: Collection[int]) -> Cleaned:
+    """Remove citations of ids not in ``valid``; keep the rest as written."""
+    cited: list[int] = []
+    removed: list[int] = []
+
+    def fix(m: re.Match[str]) -> str:
+        ids = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
+        good = [i for i in ids if i in valid]
+        removed.extend(i for i in ids if i not in valid)
+        cited.extend(i for i in good if i not in cited)
+        if not good:
+            return ""
+        lead = " " if m.group(0).startswith((" ", "\n", "\t")) else ""
+        return lead + "".join(f"[{i}]" for i in good)
+
+    return Cleaned(_CITE.sub(fix, text), cited, removed)
+
+
+def strip_model_references(text: str) -> str:
+    """Drop a trailing section that lists references: ours come from the ledger, not the model."""
+    headings = list(_HEADING.finditer(text))
+    if not headings:
+        return text.strip()
+    last = headings[-1]
+    body = [ln for ln in text[last.end() :].splitlines()[1:] if ln.strip()]
+    if body and sum(bool(_REF_LINE.search(ln)) for ln in body) >= max(1, len(body) // 2 + 1):
+        return text[: last.start()].rstrip()
+    return text.strip()
+
+
+def render_references(sources: Sequence[Source], heading: str = "References") -> str:
+    """Render the ledger as the report's reference list."""
+    lines = [f"## {heading}", ""]
+    for s in sources:
+        parts = [f"[{s['id']}] {s['title'] or s['url']}"]
+        if s["site"]:
+            parts.append(s["site"])
+        if s["published"]:
+            parts.append(f"published {s['published']}")
+        read = "search snippet only" if s["origin"] == "snippet" else "read"
+        parts.append(f"<{s['url']}> ({read} {s['date_read']})")
+        lines.append(". ".join(parts) + "  ")
+    return "\n".join(lines)

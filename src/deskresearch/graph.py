@@ -1,0 +1,201 @@
+"""The research graph: every node, edge, retry and fallback of a run, on one screen.
+
+    start_run → generate_keywords ⟲ (malformed: retry, then keywords_fallback)
+      → search_keyword* → plan_queries → research_query* [search_query → rank_urls]
+      → dedup_urls → process_page* [read_page → summarise_chunk* → reduce_page]
+      → collect_sources → write_report ⟲ (uncited: once) | insufficient_evidence
+
+``*`` marks a Send fan-out. Per-page work runs as one branch (a subgraph), so a page is
+summarised as soon as its own fetch finishes. Transient I/O errors retry with backoff
+(TRANSIENT); what still fails lands in an error handler that records it and falls back.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Literal
+
+from langgraph.cache.base import BaseCache
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+from langgraph.types import Checkpointer, RetryPolicy, Send
+
+from deskresearch import nodes
+from deskresearch.context import Context, resolve
+from deskresearch.errors import is_transient
+from deskresearch.services.base import (
+    ChatService,
+    ContentExtractor,
+    PageFetcher,
+    RankFunc,
+    SearchBackend,
+    TokenCounter,
+)
+from deskresearch.services.defaults import default_services
+from deskresearch.state import (
+    ChunkTask,
+    KeywordTask,
+    PageOutput,
+    PageState,
+    PageTask,
+    QueryOutput,
+    QueryState,
+    QueryTask,
+    ResearchInput,
+    ResearchOutput,
+    ResearchState,
+)
+
+TRANSIENT = RetryPolicy(max_attempts=3, initial_interval=1.0, backoff_factor=2.0, retry_on=is_transient)
+MAX_CONCURRENCY = 8  # parallel tasks per step; providers throttle beyond this
+
+ResearchGraph = CompiledStateGraph[ResearchState, Context, ResearchInput, ResearchOutput]
+
+
+# ---- routers and fan-outs (pure) -----------------------------------------------------------
+
+
+def fan_out_keywords(state: ResearchState) -> list[Send]:
+    """One search branch per keyword."""
+    return [Send("search_keyword", KeywordTask(keyword=k)) for k in state["keywords"]]
+
+
+def route_after_keywords(
+    state: ResearchState, runtime: Runtime[Context]
+) -> Literal["generate_keywords", "keywords_fallback"] | list[Send]:
+    """Search the keywords; retry malformed ones a bounded number of times, then the topic."""
+    if state["keywords"]:
+        return fan_out_keywords(state)
+    if state["keyword_attempts"] <= resolve(runtime).max_output_retries:
+        return "generate_keywords"
+    return "keywords_fallback"
+
+
+def fan_out_queries(state: ResearchState) -> list[Send]:
+    """One search-and-rank branch per research query."""
+    return [
+        Send("research_query", QueryTask(topic=state["topic"], query=q, order=i))
+        for i, q in enumerate(state["queries"])
+    ]
+
+
+def route_after_dedup(state: ResearchState) -> Literal["insufficient_evidence"] | list[Send]:
+    """One branch per distinct page; no page at all means no evidence."""
+    if not state["page_tasks"]:
+        return "insufficient_evidence"
+    return [Send("process_page", task) for task in state["page_tasks"]]
+
+
+def fan_out_chunks(state: PageState) -> Literal["__end__"] | list[Send]:
+    """One summary branch per chunk; a rejected page (no chunks) ends its branch."""
+    if not state["chunks"]:
+        return END
+    return [
+        Send(
+            "summarise_chunk",
+            ChunkTask(
+                url=state["url"],
+                title=state.get("page", {}).get("title") or state["title"],
+                queries=state["queries"],
+                topic=state["topic"],
+                language=state["language"],
+                index=i,
+                chunk=chunk,
+            ),
+        )
+        for i, chunk in enumerate(state["chunks"])
+    ]
+
+
+def route_after_sources(state: ResearchState) -> Literal["write_report", "insufficient_evidence"]:
+    """Write a report only from sources we read."""
+    return "write_report" if state["sources"] else "insufficient_evidence"
+
+
+def route_after_report(state: ResearchState) -> Literal["write_report", "__end__"]:
+    """An uncited draft leaves the report empty: write it once more."""
+    return END if state["report"] else "write_report"
+
+
+# ---- assembly ------------------------------------------------------------------------------
+
+
+def build_graph(
+    *,
+    llm: ChatService | None = None,
+    search: SearchBackend | None = None,
+    fetcher: PageFetcher | None = None,
+    extractor: ContentExtractor | None = None,
+    tokens: TokenCounter | None = None,
+    rank_func: RankFunc | None = None,
+    checkpointer: Checkpointer = None,
+    cache: BaseCache | None = None,
+    store: BaseStore | None = None,
+    max_concurrency: int = MAX_CONCURRENCY,
+) -> ResearchGraph:
+    """Assemble the research graph with the given services; real ones for the rest."""
+    svc = default_services(
+        llm=llm, search=search, fetcher=fetcher, extractor=extractor, tokens=tokens, rank_func=rank_func
+    )
+
+    q = StateGraph(QueryState, context_schema=Context, input_schema=QueryTask, output_schema=QueryOutput)
+    q.add_node("search_query", partial(nodes.search_query, search=svc.search),
+               retry_policy=TRANSIENT, error_handler=nodes.search_failed)
+    q.add_node("rank_urls", partial(nodes.rank_urls, llm=svc.llm, rank_func=svc.rank_func),
+               retry_policy=TRANSIENT, error_handler=nodes.rank_failed)
+    q.add_edge(START, "search_query")
+    q.add_edge("search_query", "rank_urls")
+    q.add_edge("rank_urls", END)
+
+    p = StateGraph(PageState, context_schema=Context, input_schema=PageTask, output_schema=PageOutput)
+    p.add_node("read_page", partial(nodes.read_page, fetcher=svc.fetcher, extractor=svc.extractor,
+                                    tokens=svc.tokens),
+               retry_policy=TRANSIENT, error_handler=nodes.read_failed)
+    p.add_node("summarise_chunk", partial(nodes.summarise_chunk, llm=svc.llm), input_schema=ChunkTask,
+               retry_policy=TRANSIENT, error_handler=nodes.summarise_failed)
+    p.add_node("reduce_page", partial(nodes.reduce_page, llm=svc.llm),
+               retry_policy=TRANSIENT, error_handler=nodes.reduce_failed)
+    p.add_edge(START, "read_page")
+    p.add_conditional_edges("read_page", fan_out_chunks, ["summarise_chunk", END])
+    p.add_edge("summarise_chunk", "reduce_page")
+    p.add_edge("reduce_page", END)
+
+    g = StateGraph(ResearchState, context_schema=Context, input_schema=ResearchInput,
+                   output_schema=ResearchOutput)
+    g.add_node("start_run", partial(nodes.start_run, llm=svc.llm, search=svc.search))
+    g.add_node("generate_keywords", partial(nodes.generate_keywords, llm=svc.llm), retry_policy=TRANSIENT)
+    g.add_node("keywords_fallback", nodes.keywords_fallback)
+    g.add_node("search_keyword", partial(nodes.search_keyword, search=svc.search), input_schema=KeywordTask,
+               retry_policy=TRANSIENT, error_handler=nodes.search_failed)
+    g.add_node("plan_queries", partial(nodes.plan_queries, llm=svc.llm, tokens=svc.tokens),
+               retry_policy=TRANSIENT)
+    g.add_node("research_query", q.compile(name="research_query"), input_schema=QueryTask)
+    g.add_node("dedup_urls", nodes.dedup_urls)
+    g.add_node("process_page", p.compile(name="process_page"), input_schema=PageTask)
+    g.add_node("collect_sources", nodes.collect_sources)
+    g.add_node("write_report", partial(nodes.write_report, llm=svc.llm), retry_policy=TRANSIENT)
+    g.add_node("insufficient_evidence", nodes.insufficient_evidence)
+
+    g.add_edge(START, "start_run")
+    g.add_edge("start_run", "generate_keywords")
+    g.add_conditional_edges("generate_keywords", route_after_keywords,
+                            ["generate_keywords", "keywords_fallback", "search_keyword"])
+    g.add_conditional_edges("keywords_fallback", fan_out_keywords, ["search_keyword"])
+    g.add_edge("search_keyword", "plan_queries")
+    g.add_conditional_edges("plan_queries", fan_out_queries, ["research_query"])
+    g.add_edge("research_query", "dedup_urls")
+    g.add_conditional_edges("dedup_urls", route_after_dedup, ["process_page", "insufficient_evidence"])
+    g.add_edge("process_page", "collect_sources")
+    g.add_conditional_edges("collect_sources", route_after_sources, ["write_report", "insufficient_evidence"])
+    g.add_conditional_edges("write_report", route_after_report, ["write_report", END])
+    g.add_edge("insufficient_evidence", END)
+
+    compiled = g.compile(checkpointer=checkpointer, cache=cache, store=store, name="deskresearch")
+    return compiled.with_config(max_concurrency=max_concurrency)
+
+
+
+graph = build_graph()
+"""The graph ``langgraph.json`` names; compiled without a checkpointer (the server brings one)."""

@@ -1,0 +1,35 @@
+"""One module per step of the research graph; this package re-exports the node functions."""
+
+from deskresearch.nodes.collect_sources import collect_sources
+from deskresearch.nodes.dedup_urls import dedup_urls
+from deskresearch.nodes.insufficient import insufficient_evidence
+from deskresearch.nodes.keywords import generate_keywords, keywords_fallback
+from deskresearch.nodes.plan_queries import plan_queries
+from deskresearch.nodes.rank_urls import rank_failed, rank_urls
+from deskresearch.nodes.read_page import read_failed, read_page
+from deskresearch.nodes.search import search_failed, search_keyword, search_query
+from deskresearch.nodes.start_run import start_run
+from deskresearch.nodes.summarise import reduce_failed, reduce_page, summarise_chunk, summarise_failed
+from deskresearch.nodes.write_report import write_report
+
+__all__ = [
+    "collect_sources",
+    "dedup_urls",
+    "generate_keywords",
+    "insufficient_evidence",
+    "keywords_fallback",
+    "plan_queries",
+    "rank_failed",
+    "rank_urls",
+    "read_failed",
+    "read_page",
+    "reduce_failed",
+    "reduce_page",
+    "search_failed",
+    "search_keyword",
+    "search_query",
+    "start_run",
+    "summarise_chunk",
+    "summarise_failed",
+    "write_report",
+]

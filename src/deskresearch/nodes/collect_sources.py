@@ -1,0 +1,44 @@
+"""collect_sources: number the pages that survived into the source ledger."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, cast
+
+from langgraph.runtime import Runtime
+
+from deskresearch.context import Context
+from deskresearch.progress import emit, note
+from deskresearch.records import Provenance, Source
+from deskresearch.state import ResearchState
+
+
+async def collect_sources(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Give each distinct page text a number; the same text under another URL is a duplicate."""
+    sources: list[Source] = []
+    by_hash: dict[str, Source] = {}
+    provenance: list[Provenance] = []
+    for page in sorted(state["pages"], key=lambda p: p["order"]):
+        twin = by_hash.get(page["text_hash"])
+        if twin is not None:
+            twin["queries"] += [q for q in page["queries"] if q not in twin["queries"]]
+            reason = f"same text as source [{twin['id']}] {twin['url']}"
+            provenance.append(note("collect_sources", page["url"], "duplicate", reason))
+            continue
+        source = Source(
+            id=len(sources) + 1,
+            url=page["url"],
+            title=page["title"],
+            site=page["site"],
+            published=page["published"],
+            date_read=page["date_read"],
+            queries=list(page["queries"]),
+            text_hash=page["text_hash"],
+            origin=cast(Literal["page", "snippet", "corpus"], page["origin"]),
+            summary=page["summary"],
+        )
+        sources.append(source)
+        by_hash[page["text_hash"]] = source
+        via = "the search snippet" if page["origin"] == "snippet" else "the page"
+        provenance.append(note("collect_sources", page["url"], "used", f"source [{source['id']}] from {via}"))
+    emit(runtime, "collect_sources", "finished", sources=len(sources))
+    return {"sources": sources, "provenance": provenance}

@@ -1,0 +1,50 @@
+"""dedup_urls: one page task per canonical URL, remembering every query it serves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from deskresearch.context import Context
+from deskresearch.progress import emit, note
+from deskresearch.records import Provenance
+from deskresearch.state import PageTask, ResearchState
+from deskresearch.urls import canonical_url
+
+
+async def dedup_urls(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Merge the ranked pages of all queries so each page is fetched and summarised once."""
+    tasks: dict[str, PageTask] = {}
+    provenance: list[Provenance] = []
+    for ranked in sorted(state["ranked"], key=lambda r: r["order"]):
+        query = ranked["query"]
+        for hit in ranked["hits"]:
+            key = canonical_url(hit["url"])
+            task = tasks.get(key)
+            if task is None:
+                tasks[key] = PageTask(
+                    url=key,  # fetched and cited without tracking parameters or fragment
+                    title=hit["title"],
+                    snippet=hit["snippet"],
+                    raw_content=hit["raw_content"],
+                    content_type=hit["content_type"],
+                    queries=[query],
+                    topic=state["topic"],
+                    language=state["language"],
+                    order=len(tasks),
+                )
+                continue
+            if query not in task["queries"]:
+                task["queries"].append(query)
+            provenance.append(
+                note(
+                    "dedup_urls",
+                    hit["url"],
+                    "duplicate",
+                    f"same page as {task['url']} (first found for {task['queries'][0]!r}); "
+                    f"read once, serves {query!r} too",
+                )
+            )
+    emit(runtime, "dedup_urls", "finished", pages=len(tasks), duplicates=len(provenance))
+    return {"page_tasks": list(tasks.values()), "provenance": provenance}

@@ -1,0 +1,69 @@
+"""generate_keywords and keywords_fallback: what to search first."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
+
+from deskresearch.context import Context, resolve
+from deskresearch.errors import ModelOutputError
+from deskresearch.progress import emit, note
+from deskresearch.prompts import keywords as prompt
+from deskresearch.services.base import ChatService
+from deskresearch.state import ResearchState
+from deskresearch.text import unique_phrases
+
+
+
+class Keywords(BaseModel):
+    """The model's answer to the keywords prompt."""
+
+    keywords: list[str] = Field(description="Search keywords, most useful first.")
+
+
+async def generate_keywords(
+    state: ResearchState, runtime: Runtime[Context], *, llm: ChatService
+) -> dict[str, Any]:
+    """Ask the model for up to ``max_keywords`` keywords; empty keywords mean 'try again'."""
+    ctx = resolve(runtime)
+    attempt = state["keyword_attempts"] + 1
+    messages = prompt.render(topic=state["topic"], max_keywords=ctx.max_keywords, today=date.today())
+    usage = []
+    try:
+        reply = await llm.structured(
+            messages, Keywords, spec=ctx.summary_spec(), stage="generate_keywords"
+        )
+        usage.append(reply.usage)
+        keywords = unique_phrases(reply.value.keywords, ctx.max_keywords)
+        problem = "" if keywords else "the model proposed no usable keyword"
+    except ModelOutputError as exc:
+        usage.extend([exc.usage] if exc.usage else [])
+        keywords, problem = [], str(exc)
+    provenance = []
+    if problem:
+        provenance.append(
+            note("generate_keywords", state["topic"], "failed", f"attempt {attempt}: {problem}")
+        )
+    emit(runtime, "generate_keywords", "finished", keywords=keywords, attempt=attempt)
+    return {
+        "keywords": keywords,
+        "keyword_attempts": attempt,
+        "usage": usage,
+        "provenance": provenance,
+    }
+
+
+async def keywords_fallback(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Search the topic itself after the model failed to propose keywords."""
+    reason = (
+        f"no usable keywords after {state['keyword_attempts']} attempt(s); "
+        "searching the topic itself"
+    )
+    emit(runtime, "keywords_fallback", "finished", keywords=[state["topic"]])
+    return {
+        "keywords": [state["topic"]],
+        "provenance": [note("keywords_fallback", state["topic"], "fallback", reason)],
+    }

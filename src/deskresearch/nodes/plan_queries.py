@@ -1,0 +1,85 @@
+"""plan_queries: decompose the topic into research queries, with a prompt that fits the model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import date
+from typing import Any
+
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
+
+from deskresearch.context import Context, resolve
+from deskresearch.errors import ModelOutputError
+from deskresearch.progress import emit, note
+from deskresearch.prompts import plan_queries as prompt
+from deskresearch.services.base import ChatService, TokenCounter
+from deskresearch.services.tokens import context_window
+from deskresearch.state import KeywordHits, ResearchState
+from deskresearch.text import unique_phrases
+
+OUTPUT_RESERVE = 1024  # tokens kept free for the answer
+MIN_RESULTS_BUDGET = 256  # even a tiny or unknown window gets some results
+
+
+class QueryPlan(BaseModel):
+    """The model's answer to the planning prompt."""
+
+    queries: list[str] = Field(description="Research queries, most important first.")
+
+
+def result_groups(keyword_hits: Sequence[KeywordHits]) -> list[tuple[str, list[str]]]:
+    """Turn keyword results into (keyword, one line per hit) groups."""
+    return [
+        (
+            kh["keyword"],
+            [f"{h['title']} — {' '.join(h['snippet'].split())[:300]} <{h['url']}>" for h in kh["hits"]],
+        )
+        for kh in keyword_hits
+    ]
+
+
+def fit_results(groups: Sequence[tuple[str, Sequence[str]]], fits: Callable[[str], bool]) -> str:
+    """Drop the last item of the longest result list until the rendered block fits (MetaGPT's rule)."""
+    work = [(k, list(lines)) for k, lines in groups]
+    while True:
+        block = prompt.format_results(work)
+        if fits(block) or not any(lines for _, lines in work):
+            return block
+        longest = max(work, key=lambda g: len(g[1]))
+        longest[1].pop()
+
+
+def results_budget(ctx: Context, tokens: TokenCounter, topic: str) -> int:
+    """Tokens the results block may use: the window minus the rest of the prompt and the answer."""
+    window = ctx.summary_context_window or context_window(ctx.summary_model)
+    frame = prompt.render(topic=topic, results="", max_queries=ctx.decomposition_nums, today=date.today())
+    used = sum(tokens.count(str(m.content)) for m in frame)
+    return max(window - OUTPUT_RESERVE - used, MIN_RESULTS_BUDGET)
+
+
+async def plan_queries(
+    state: ResearchState, runtime: Runtime[Context], *, llm: ChatService, tokens: TokenCounter
+) -> dict[str, Any]:
+    """Ask for up to ``decomposition_nums`` queries; fall back to the keywords."""
+    ctx = resolve(runtime)
+    topic = state["topic"]
+    budget = results_budget(ctx, tokens, topic)
+    block = fit_results(result_groups(state["keyword_hits"]), lambda b: tokens.count(b) <= budget)
+    messages = prompt.render(
+        topic=topic, results=block, max_queries=ctx.decomposition_nums, today=date.today()
+    )
+    usage, provenance = [], []
+    try:
+        reply = await llm.structured(messages, QueryPlan, spec=ctx.summary_spec(), stage="plan_queries")
+        usage.append(reply.usage)
+        queries = unique_phrases(reply.value.queries, ctx.decomposition_nums)
+        problem = "" if queries else "the model proposed no usable query"
+    except ModelOutputError as exc:
+        usage.extend([exc.usage] if exc.usage else [])
+        queries, problem = [], str(exc)
+    if problem:
+        queries = unique_phrases(state["keywords"], ctx.decomposition_nums)
+        provenance.append(note("plan_queries", topic, "fallback", f"{problem}; using the keywords"))
+    emit(runtime, "plan_queries", "finished", queries=queries)
+    return {"queries": queries, "usage": usage, "provenance": provenance}

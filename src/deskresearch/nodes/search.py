@@ -1,0 +1,72 @@
+"""search_keyword and search_query: one search per Send branch, and what happens when one fails."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.errors import NodeError
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from deskresearch.context import Context, resolve
+from deskresearch.errors import ServiceError
+from deskresearch.progress import emit, note
+from deskresearch.services.base import SearchBackend
+from deskresearch.state import KeywordTask, QueryState
+
+
+def results_per_query(ctx: Context) -> int:
+    """Hits requested per search: twice what ranking keeps, at least 6, so it has a choice."""
+    return max(2 * ctx.url_per_query, 6)
+
+
+async def search_keyword(
+    state: KeywordTask, runtime: Runtime[Context], *, search: SearchBackend
+) -> dict[str, Any]:
+    """Search one keyword; its hits feed plan_queries."""
+    ctx = resolve(runtime)
+    keyword = state["keyword"]
+    hits = await search.search(
+        keyword, max_results=results_per_query(ctx), settings=ctx.search_settings()
+    )
+    emit(runtime, "search_keyword", "finished", query=keyword, hits=len(hits))
+    return {
+        "keyword_hits": [{"keyword": keyword, "hits": hits}],
+        "provenance": [
+            note("search_keyword", keyword, "issued", f"{ctx.search}: {len(hits)} results")
+        ],
+    }
+
+
+async def search_query(
+    state: QueryState, runtime: Runtime[Context], *, search: SearchBackend
+) -> dict[str, Any]:
+    """Search one research query; rank_urls orders its hits next."""
+    ctx = resolve(runtime)
+    query = state["query"]
+    hits = await search.search(
+        query, max_results=results_per_query(ctx), settings=ctx.search_settings()
+    )
+    emit(runtime, "search_query", "finished", query=query, hits=len(hits))
+    return {
+        "hits": hits,
+        "provenance": [note("search_query", query, "issued", f"{ctx.search}: {len(hits)} results")],
+    }
+
+
+def search_failed(state: dict[str, Any], error: NodeError) -> Command[Any]:
+    """Record a search that failed for good (after retries) and go on without its results.
+
+    Only service failures are absorbed; a bad key or setting still stops the run.
+    """
+    exc = error.error
+    if not isinstance(exc, ServiceError):
+        raise exc
+    query = state.get("query") or state.get("keyword") or "?"
+    stage = "search_query" if "query" in state else "search_keyword"
+    update: dict[str, Any] = {"provenance": [note(stage, query, "failed", str(exc))]}
+    if stage == "search_query":
+        update["hits"] = []
+    else:
+        update["keyword_hits"] = [{"keyword": query, "hits": []}]
+    return Command(update=update)

@@ -1,0 +1,146 @@
+"""summarise_chunk (map, one branch per chunk) and reduce_page (one summary per page)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.errors import NodeError
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+from pydantic import BaseModel, Field
+
+from deskresearch.context import Context, resolve
+from deskresearch.errors import ModelOutputError, ServiceError
+from deskresearch.progress import emit, note
+from deskresearch.prompts import summarise as prompt
+from deskresearch.services.base import ChatService
+from deskresearch.state import ChunkNote, ChunkTask, PageState
+
+
+class ChunkSummary(BaseModel):
+    """The model's answer for one chunk."""
+
+    relevant: bool = Field(description="Whether the text bears on the topic or the queries.")
+    summary: str = Field(description="The facts, numbers and statistics that bear on them.")
+
+
+class PageSummary(BaseModel):
+    """The model's merged summary of one page."""
+
+    summary: str = Field(description="One summary of the page, every fact kept.")
+
+
+def _note(index: int, *, relevant: bool = False, summary: str = "", error: str = "") -> ChunkNote:
+    return ChunkNote(index=index, relevant=relevant, summary=summary, error=error)
+
+
+async def summarise_chunk(
+    state: ChunkTask, runtime: Runtime[Context], *, llm: ChatService
+) -> dict[str, Any]:
+    """Summarise one chunk, or mark it not relevant."""
+    ctx = resolve(runtime)
+    messages = prompt.render_chunk(
+        topic=state["topic"],
+        queries=state["queries"],
+        url=state["url"],
+        title=state["title"],
+        chunk=state["chunk"],
+        language=state["language"],
+    )
+    try:
+        reply = await llm.structured(
+            messages, ChunkSummary, spec=ctx.summary_spec(), stage="summarise_chunk"
+        )
+    except ModelOutputError as exc:
+        update: dict[str, Any] = {"chunk_notes": [_note(state["index"], error=str(exc))]}
+        update["provenance"] = [note("summarise_chunk", state["url"], "failed", f"chunk {state['index']}: {exc}")]
+        if exc.usage:
+            update["usage"] = [exc.usage]
+        return update
+    summary = reply.value.summary.strip()
+    relevant = reply.value.relevant and bool(summary)
+    emit(runtime, "summarise_chunk", "finished", url=state["url"], index=state["index"], relevant=relevant)
+    return {
+        "chunk_notes": [_note(state["index"], relevant=relevant, summary=summary)],
+        "usage": [reply.usage],
+    }
+
+
+def summarise_failed(state: ChunkTask, error: NodeError) -> Command[Any]:
+    """Record a chunk whose model call failed for good; the page keeps its other chunks."""
+    if not isinstance(error.error, ServiceError):
+        raise error.error
+    reason = f"chunk {state['index']}: {error.error}"
+    return Command(
+        update={
+            "chunk_notes": [_note(state["index"], error=str(error.error))],
+            "provenance": [note("summarise_chunk", state["url"], "failed", reason)],
+        }
+    )
+
+
+def _relevant_summaries(state: PageState) -> list[str]:
+    notes = sorted(state["chunk_notes"], key=lambda n: n["index"])
+    return [n["summary"] for n in notes if n["relevant"]]
+
+
+def _not_relevant(state: PageState) -> dict[str, Any]:
+    notes = state["chunk_notes"]
+    failed = sum(1 for n in notes if n["error"])
+    reason = f"not relevant: no part of the page bears on the queries ({len(notes)} chunk(s) read"
+    reason += f", {failed} failed)" if failed else ")"
+    return {"provenance": [note("reduce_page", state["url"], "not_relevant", reason)]}
+
+
+async def reduce_page(
+    state: PageState, runtime: Runtime[Context], *, llm: ChatService
+) -> dict[str, Any]:
+    """Merge the relevant chunk notes of one page; drop the page when none is relevant."""
+    ctx = resolve(runtime)
+    summaries = _relevant_summaries(state)
+    page = state.get("page")
+    if not summaries or page is None:
+        emit(runtime, "reduce_page", "dropped", url=state["url"])
+        return _not_relevant(state)
+    usage, provenance = [], []
+    if len(summaries) == 1:
+        summary = summaries[0]
+    else:
+        messages = prompt.render_reduce(
+            topic=state["topic"],
+            queries=state["queries"],
+            url=state["url"],
+            title=page["title"],
+            notes=summaries,
+            language=state["language"],
+        )
+        try:
+            reply = await llm.structured(
+                messages, PageSummary, spec=ctx.summary_spec(), stage="reduce_page"
+            )
+            usage.append(reply.usage)
+            summary = reply.value.summary.strip()
+            if not summary:
+                raise ModelOutputError("reduce_page: empty summary")
+        except ModelOutputError as exc:
+            usage.extend([exc.usage] if exc.usage else [])
+            summary = "\n\n".join(summaries)
+            provenance.append(note("reduce_page", state["url"], "fallback", f"{exc}; joining the chunk notes"))
+    emit(runtime, "reduce_page", "finished", url=state["url"], chunks=len(summaries))
+    return {"pages": [{**page, "summary": summary}], "usage": usage, "provenance": provenance}
+
+
+def reduce_failed(state: PageState, error: NodeError) -> Command[Any]:
+    """Join the chunk notes when the merge call failed for good."""
+    if not isinstance(error.error, ServiceError):
+        raise error.error
+    summaries, page = _relevant_summaries(state), state.get("page")
+    if not summaries or page is None:
+        return Command(update=_not_relevant(state))
+    reason = f"{error.error}; joining the chunk notes"
+    return Command(
+        update={
+            "pages": [{**page, "summary": "\n\n".join(summaries)}],
+            "provenance": [note("reduce_page", state["url"], "fallback", reason)],
+        }
+    )

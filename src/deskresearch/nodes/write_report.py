@@ -1,0 +1,66 @@
+"""write_report: the report from numbered sources; references come from the ledger, not the model."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from deskresearch.citations import clean_citations, render_references, strip_model_references
+from deskresearch.context import Context, resolve
+from deskresearch.progress import emit, note
+from deskresearch.prompts import write_report as prompt
+from deskresearch.services.base import ChatService
+from deskresearch.state import ResearchState
+
+REPORT_ATTEMPTS = 2  # an uncited draft is retried once, then flagged
+UNCITED_WARNING = (
+    "> **Warning:** this report cites none of the sources below. Treat its statements as "
+    "unverified."
+)
+
+
+async def write_report(
+    state: ResearchState, runtime: Runtime[Context], *, llm: ChatService
+) -> dict[str, Any]:
+    """Write the report; remove citations that point nowhere; retry once when none remain."""
+    ctx = resolve(runtime)
+    sources = state["sources"]
+    attempt = state["report_attempts"] + 1
+    messages = prompt.render(
+        topic=state["topic"],
+        sources=sources,
+        words=ctx.report_words,
+        language=state["language"],
+        today=date.today(),
+        retry=attempt > 1,
+    )
+    emit(runtime, "write_report", "started", sources=len(sources), attempt=attempt)
+    reply = await llm.text(messages, spec=ctx.report_spec(), stage="write_report")
+    cleaned = clean_citations(strip_model_references(reply.value), {s["id"] for s in sources})
+    provenance = [
+        note("write_report", f"[{i}]", "removed", f"cites no source in the ledger (it has {len(sources)})")
+        for i in sorted(set(cleaned.removed))
+    ]
+    update: dict[str, Any] = {
+        "report_attempts": attempt,
+        "report_cited": bool(cleaned.cited),
+        "usage": [reply.usage],
+    }
+    if not cleaned.cited and attempt < REPORT_ATTEMPTS:
+        provenance.append(note("write_report", state["topic"], "fallback", f"draft {attempt} cites no source; retrying"))
+        return {**update, "provenance": provenance}
+    body = cleaned.text
+    if not cleaned.cited:
+        body = f"{UNCITED_WARNING}\n\n{body}"
+        provenance.append(
+            note("write_report", state["topic"], "flagged", f"no draft in {attempt} cited a source")
+        )
+    emit(runtime, "write_report", "finished", cited=len(cleaned.cited), removed=len(cleaned.removed))
+    return {
+        **update,
+        "report": f"{body}\n\n{render_references(sources)}\n",
+        "status": "ok",
+        "provenance": provenance,
+    }

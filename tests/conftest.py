@@ -1,0 +1,34 @@
+"""Shared fixtures: env isolation, the loopback web, a graph wired to it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.loopback import FakeWeb, serve
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees a real key, endpoint or setting from the developer's shell."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("DESKRESEARCH_", "OPENAI_", "TAVILY_", "LANGSMITH_", "LANGCHAIN_")):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def web() -> Iterator[FakeWeb]:
+    """A running loopback web with the fake model, fake Tavily and the fixture pages."""
+    with serve() as w:
+        yield w

@@ -1,0 +1,139 @@
+"""An OpenAI-compatible fake chat model that answers every prompt of the research graph.
+
+It recognises a step by the schema it is asked for (the json_schema name, the tool name, or the
+schema title json_mode puts in the prompt), never by prompt prose. Plain-text calls are the report.
+Faults are queued per step and consumed one call at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+OFFTOPIC_MARKER = "OFFTOPIC-MARKER"
+REPORT = "report"
+
+_RESULT_INDEX = re.compile(r"^\[(\d+)\] ", re.MULTILINE)
+_SOURCES = re.compile(r"<sources>(.*?)</sources>", re.DOTALL)
+_TOPIC = re.compile(r"<topic>\s*(.*?)\s*</topic>", re.DOTALL)
+_PAGE = re.compile(r"<page[^>]*>\s*(.*?)\s*</page>", re.DOTALL)
+_TITLE = re.compile(r'"title":\s*"(\w+)"')
+
+Fault = str  # "malformed", "empty", "out_of_range", "uncited", "unknown_citation", "http_500", ...
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content") or ""
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return str(content)
+
+
+def stage_of(body: dict[str, Any]) -> str:
+    """Return the schema name a request asks for, or REPORT for plain text."""
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return str(fmt["json_schema"]["name"])
+    if body.get("tools"):
+        return str(body["tools"][0]["function"]["name"])
+    if fmt.get("type") == "json_object":
+        system = "\n".join(_text(m) for m in body["messages"] if m.get("role") == "system")
+        titles = _TITLE.findall(system)
+        return titles[-1] if titles else "unknown"
+    return REPORT
+
+
+@dataclass
+class FakeModel:
+    """Scripted model with a request log and per-step fault queues."""
+
+    queries: int = 4
+    faults: dict[str, list[Fault]] = field(default_factory=lambda: defaultdict(list))
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fail(self, stage: str, *faults: Fault) -> None:
+        """Queue faults for the next calls of ``stage``."""
+        self.faults[stage].extend(faults)
+
+    def calls(self, stage: str) -> list[dict[str, Any]]:
+        """Return the requests made for ``stage``."""
+        return [r for r in self.requests if stage_of(r) == stage]
+
+    def handle(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Answer one /chat/completions request body with (status, JSON)."""
+        stage = stage_of(body)
+        with self._lock:
+            self.requests.append(body)
+            fault = self.faults[stage].pop(0) if self.faults[stage] else ""
+        if fault.startswith("http_"):
+            code = int(fault[5:])
+            return code, {"error": {"message": f"injected {code}", "type": "server_error", "code": code}}
+        user = "\n".join(_text(m) for m in body["messages"] if m.get("role") == "user")
+        answer = self._answer(stage, user, fault)
+        return 200, self._completion(body, stage, answer)
+
+    def _answer(self, stage: str, user: str, fault: Fault) -> Any:
+        if fault == "malformed":
+            return "this is {not json"
+        if stage == "Keywords":
+            topic = _TOPIC.search(user)
+            base = topic.group(1) if topic else "topic"
+            return {"keywords": [] if fault == "empty" else [f"{base} overview", f"{base} statistics", f"{base} extra"]}
+        if stage == "QueryPlan":
+            topic = _TOPIC.search(user)
+            base = topic.group(1) if topic else "topic"
+            return {"queries": [f"{base} aspect {i}" for i in range(self.queries)]}
+        if stage == "Ranking":
+            n = len(_RESULT_INDEX.findall(user))
+            if fault == "out_of_range":
+                return {"indices": [n + 5, 0]}
+            return {"indices": list(reversed(range(n)))}
+        if stage == "ChunkSummary":
+            page = _PAGE.search(user)
+            text = " ".join((page.group(1) if page else "").split())
+            if OFFTOPIC_MARKER in text:
+                return {"relevant": False, "summary": ""}
+            return {"relevant": True, "summary": text[:300]}
+        if stage == "PageSummary":
+            page = _PAGE.search(user)
+            return {"summary": " ".join((page.group(1) if page else "").split())[:600]}
+        if stage == REPORT:
+            block = _SOURCES.search(user)
+            ids = [int(i) for i in _RESULT_INDEX.findall(block.group(1) if block else "")]
+            if fault == "uncited":
+                return "# Report\n\nA report that cites nothing at all."
+            lines = ["# Research report", "", "## Findings", ""]
+            lines += [f"- Finding number {i} comes from a page we read [{i}]." for i in ids]
+            if fault == "unknown_citation":
+                lines.append("- An invented claim [99] and a mixed one [1, 77].")
+            lines += ["", "## References", "", "[1] A reference list the model should not write <https://invented.example>"]
+            return "\n".join(lines)
+        return {"error": f"fake model: unknown step {stage}"}
+
+    def _completion(self, body: dict[str, Any], stage: str, answer: Any) -> dict[str, Any]:
+        content = answer if isinstance(answer, str) else json.dumps(answer)
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if body.get("tools") and stage != REPORT:
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {"name": stage, "arguments": content}}
+                ],
+            }
+        prompt_chars = sum(len(_text(m)) for m in body["messages"])
+        usage = {"prompt_tokens": prompt_chars // 4 + 1, "completion_tokens": len(content) // 4 + 1}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        return {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": usage,
+        }

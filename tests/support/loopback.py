@@ -1,0 +1,186 @@
+"""A loopback web for tests: the fake model, a Tavily-compatible /search, and real pages.
+
+One ThreadingHTTPServer on 127.0.0.1 with a free port; the CLI subprocess reaches it like the
+in-process tests do. Every request is counted, so tests can assert what was fetched how often.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from tests.support.fake_model import FakeModel
+
+PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One search result the fake search engine can return."""
+
+    path: str  # e.g. /pages/heise.de.lithium.html, or /status/404
+    title: str
+    snippet: str
+
+
+def default_catalogue() -> list[Entry]:
+    """Real fixture pages plus hostile ones, each with a plausible snippet."""
+    real = sorted(p.name for p in PAGES.glob("*.html") if p.name not in {"captcha.html", "empty.html", "offtopic.html"})
+    entries = [Entry(f"/pages/{name}", name.removesuffix(".html"), f"A page about {name.split('.')[0]} with facts and figures.") for name in real]
+    entries += [
+        Entry("/pages/captcha.html", "Security check", "Verify you are human."),
+        Entry("/pages/empty.html", "Home", "Welcome."),
+        Entry("/pages/offtopic.html", "Banana bread", "A recipe for banana bread with walnuts and chocolate."),
+        Entry("/status/404", "Gone", "This page was removed, but its snippet survives in the search index."),
+        Entry("/binary", "Download", "A binary download."),
+    ]
+    return entries
+
+
+@dataclass
+class FakeWeb:
+    """The server's state: what it serves and what it saw."""
+
+    model: FakeModel = field(default_factory=FakeModel)
+    catalogue: list[Entry] = field(default_factory=default_catalogue)
+    results_per_query: int | None = None  # None: as many as asked
+    search_failures: dict[str, int] = field(default_factory=dict)  # query → HTTP status
+    fetches: Counter[str] = field(default_factory=Counter)
+    searches: list[dict[str, Any]] = field(default_factory=list)
+    search_headers: list[dict[str, str]] = field(default_factory=list)
+    port: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def base(self) -> str:
+        """Return http://127.0.0.1:<port>."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str) -> str:
+        """Return the absolute URL of ``path`` on this server."""
+        return self.base + path
+
+    def search(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Answer a Tavily /search body: a deterministic window of the catalogue per query."""
+        query = str(body.get("query", ""))
+        with self._lock:
+            self.searches.append(body)
+        if query in self.search_failures:
+            return self.search_failures[query], {"detail": {"error": "injected failure"}}
+        n = min(int(body.get("max_results") or 5), self.results_per_query or 100, len(self.catalogue))
+        start = zlib.crc32(query.encode()) % len(self.catalogue)
+        picked = [self.catalogue[(start + i) % len(self.catalogue)] for i in range(n)]
+        results = []
+        for i, e in enumerate(picked):
+            url = self.url(e.path)
+            if i % 3 == 1:  # the same page under a tracking-decorated URL
+                url += "?utm_source=newsletter&utm_medium=email#top"
+            results.append({"title": e.title, "url": url, "content": e.snippet, "score": 1.0 - i / 100})
+        return 200, {"query": query, "results": results, "response_time": 0.01}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    web: FakeWeb
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        return
+
+    def _json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        if self.path.endswith("/chat/completions"):
+            self._json(*self.web.model.handle(body))
+        elif self.path == "/search":
+            with self.web._lock:
+                self.web.search_headers.append(dict(self.headers))
+            self._json(*self.web.search(body))
+        else:
+            self._json(404, {"error": "no such endpoint"})
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        path = self.path.split("?")[0]
+        with self.web._lock:
+            self.web.fetches[path] += 1
+        if path.startswith("/pages/"):
+            file = PAGES / path.removeprefix("/pages/")
+            if not file.is_file():
+                return self._json(404, {"error": "no such page"})
+            data = file.read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        elif path.startswith("/status/"):
+            self._json(int(path.removeprefix("/status/")), {"error": "as requested"})
+        elif path.startswith("/redirect/"):
+            _, _, hops, rest = path.split("/", 3)
+            target = f"/pages/{rest}" if int(hops) <= 0 else f"/redirect/{int(hops) - 1}/{rest}"
+            self.send_response(302)
+            self.send_header("Location", target)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif path == "/binary":
+            data = bytes(range(256)) * 64
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        elif path == "/big":  # an endless page: only the byte cap stops the reader
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            try:
+                self.wfile.write(b"<html><body>")
+                for _ in range(10_000):
+                    self.wfile.write(b"<p>" + b"lorem ipsum " * 500 + b"</p>")
+            except (BrokenPipeError, ConnectionResetError):
+                return
+        elif path == "/slow":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            try:
+                for _ in range(50):
+                    self.wfile.write(b"<p>drip</p>")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            except (BrokenPipeError, ConnectionResetError):
+                return
+        else:
+            self._json(404, {"error": "not found"})
+
+
+@contextmanager
+def serve(web: FakeWeb | None = None) -> Iterator[FakeWeb]:
+    """Run a FakeWeb on a free loopback port for the duration of the block."""
+    web = web or FakeWeb()
+    handler = type("Handler", (_Handler,), {"web": web})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    web.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield web
+    finally:
+        server.shutdown()
+        server.server_close()
