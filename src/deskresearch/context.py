@@ -79,17 +79,24 @@ class Context:
         ),
     ] = 1
     decomposition_nums: Annotated[
-        int, Field(ge=1, le=20, description="Research queries planned from the keywords (MetaGPT: 4).")
+        int,
+        Field(ge=1, le=20, description="Research queries planned from the keywords (MetaGPT: 4)."),
     ] = 4
     url_per_query: Annotated[
-        int, Field(ge=1, le=20, description="Pages kept per research query after ranking (MetaGPT: 4).")
+        int,
+        Field(ge=1, le=20, description="Pages kept per research query after ranking (MetaGPT: 4)."),
     ] = 4
     search: Annotated[
         Literal["tavily", "corpus"],
-        Field(description="Search backend: tavily (web, TAVILY_API_KEY) or corpus (files in corpus_dir)."),
+        Field(
+            description="Search backend: tavily (web, TAVILY_API_KEY) or corpus (files in corpus_dir)."
+        ),
     ] = "tavily"
     tavily_base_url: Annotated[
-        str, Field(min_length=1, description="Tavily API base URL (a self-hosted proxy or a test server).")
+        str,
+        Field(
+            min_length=1, description="Tavily API base URL (a self-hosted proxy or a test server)."
+        ),
     ] = "https://api.tavily.com"
     corpus_dir: Annotated[
         str, Field(description="Folder of .md/.txt/.html files searched when search=corpus.")
@@ -102,14 +109,18 @@ class Context:
     ] = 20.0
     max_page_bytes: Annotated[
         int,
-        Field(ge=10_000, le=100_000_000, description="Bytes read per page; longer pages are cut here."),
+        Field(
+            ge=10_000, le=100_000_000, description="Bytes read per page; longer pages are cut here."
+        ),
     ] = 5_000_000
     max_redirects: Annotated[
         int, Field(ge=0, le=20, description="Redirects followed per page.")
     ] = 5
     min_page_chars: Annotated[
         int,
-        Field(ge=0, le=10_000, description="Pages whose main text is shorter are rejected as empty."),
+        Field(
+            ge=0, le=10_000, description="Pages whose main text is shorter are rejected as empty."
+        ),
     ] = 200
     max_chunk_tokens: Annotated[
         int,
@@ -128,7 +139,10 @@ class Context:
         ),
     ] = 0
     report_words: Annotated[
-        int, Field(ge=100, le=20_000, description="Target length of the report in words (MetaGPT: 2000).")
+        int,
+        Field(
+            ge=100, le=20_000, description="Target length of the report in words (MetaGPT: 2000)."
+        ),
     ] = 2000
 
     @classmethod
@@ -190,8 +204,8 @@ def field_names() -> list[str]:
 
 def field_description(name: str) -> str:
     """Return the description of one Context field."""
-    info = Context.__pydantic_fields__[name]
-    return info.description or ""
+    fields: dict[str, Any] = getattr(Context, "__pydantic_fields__", {})
+    return str(fields[name].description or "") if name in fields else ""
 
 
 def validated(values: Mapping[str, Any], *, source: str) -> Context:

@@ -48,7 +48,9 @@ from deskresearch.state import (
     ResearchState,
 )
 
-TRANSIENT = RetryPolicy(max_attempts=3, initial_interval=1.0, backoff_factor=2.0, retry_on=is_transient)
+TRANSIENT = RetryPolicy(
+    max_attempts=3, initial_interval=1.0, backoff_factor=2.0, retry_on=is_transient
+)
 MAX_CONCURRENCY = 8  # parallel tasks per step; providers throttle beyond this
 
 ResearchGraph = CompiledStateGraph[ResearchState, Context, ResearchInput, ResearchOutput]
@@ -91,7 +93,7 @@ def route_after_dedup(state: ResearchState) -> Literal["insufficient_evidence"] 
 def fan_out_chunks(state: PageState) -> Literal["__end__"] | list[Send]:
     """One summary branch per chunk; a rejected page (no chunks) ends its branch."""
     if not state["chunks"]:
-        return END
+        return "__end__"
     return [
         Send(
             "summarise_chunk",
@@ -116,7 +118,7 @@ def route_after_sources(state: ResearchState) -> Literal["write_report", "insuff
 
 def route_after_report(state: ResearchState) -> Literal["write_report", "__end__"]:
     """An uncited draft leaves the report empty: write it once more."""
-    return END if state["report"] else "write_report"
+    return "__end__" if state["report"] else "write_report"
 
 
 # ---- assembly ------------------------------------------------------------------------------
@@ -131,46 +133,44 @@ def build_graph(
     tokens: TokenCounter | None = None,
     rank_func: RankFunc | None = None,
     checkpointer: Checkpointer = None,
-    cache: BaseCache | None = None,
+    cache: BaseCache[Any] | None = None,
     store: BaseStore | None = None,
     max_concurrency: int = MAX_CONCURRENCY,
 ) -> ResearchGraph:
     """Assemble the research graph with the given services; real ones for the rest."""
-    svc = default_services(
-        llm=llm, search=search, fetcher=fetcher, extractor=extractor, tokens=tokens, rank_func=rank_func
-    )
-
+    svc = default_services(llm=llm, search=search, fetcher=fetcher, extractor=extractor,
+                           tokens=tokens, rank_func=rank_func)  # fmt: skip
+    # Error handlers take (state, error): LangGraph's node Protocols match parameters by name and
+    # have no `error`, hence the targeted ignores.
+    # fmt: off
     q = StateGraph(QueryState, context_schema=Context, input_schema=QueryTask, output_schema=QueryOutput)
     q.add_node("search_query", partial(nodes.search_query, search=svc.search),
-               retry_policy=TRANSIENT, error_handler=nodes.search_failed)
+               retry_policy=TRANSIENT, error_handler=nodes.search_failed)  # type: ignore[call-overload]
     q.add_node("rank_urls", partial(nodes.rank_urls, llm=svc.llm, rank_func=svc.rank_func),
-               retry_policy=TRANSIENT, error_handler=nodes.rank_failed)
+               retry_policy=TRANSIENT, error_handler=nodes.rank_failed)  # type: ignore[call-overload]
     q.add_edge(START, "search_query")
     q.add_edge("search_query", "rank_urls")
     q.add_edge("rank_urls", END)
 
     p = StateGraph(PageState, context_schema=Context, input_schema=PageTask, output_schema=PageOutput)
-    p.add_node("read_page", partial(nodes.read_page, fetcher=svc.fetcher, extractor=svc.extractor,
-                                    tokens=svc.tokens),
-               retry_policy=TRANSIENT, error_handler=nodes.read_failed)
+    p.add_node("read_page", partial(nodes.read_page, fetcher=svc.fetcher, extractor=svc.extractor, tokens=svc.tokens),
+               retry_policy=TRANSIENT, error_handler=nodes.read_failed)  # type: ignore[call-overload]
     p.add_node("summarise_chunk", partial(nodes.summarise_chunk, llm=svc.llm), input_schema=ChunkTask,
-               retry_policy=TRANSIENT, error_handler=nodes.summarise_failed)
+               retry_policy=TRANSIENT, error_handler=nodes.summarise_failed)  # type: ignore[call-overload]
     p.add_node("reduce_page", partial(nodes.reduce_page, llm=svc.llm),
-               retry_policy=TRANSIENT, error_handler=nodes.reduce_failed)
+               retry_policy=TRANSIENT, error_handler=nodes.reduce_failed)  # type: ignore[call-overload]
     p.add_edge(START, "read_page")
     p.add_conditional_edges("read_page", fan_out_chunks, ["summarise_chunk", END])
     p.add_edge("summarise_chunk", "reduce_page")
     p.add_edge("reduce_page", END)
 
-    g = StateGraph(ResearchState, context_schema=Context, input_schema=ResearchInput,
-                   output_schema=ResearchOutput)
+    g = StateGraph(ResearchState, context_schema=Context, input_schema=ResearchInput, output_schema=ResearchOutput)
     g.add_node("start_run", partial(nodes.start_run, llm=svc.llm, search=svc.search))
     g.add_node("generate_keywords", partial(nodes.generate_keywords, llm=svc.llm), retry_policy=TRANSIENT)
     g.add_node("keywords_fallback", nodes.keywords_fallback)
     g.add_node("search_keyword", partial(nodes.search_keyword, search=svc.search), input_schema=KeywordTask,
                retry_policy=TRANSIENT, error_handler=nodes.search_failed)
-    g.add_node("plan_queries", partial(nodes.plan_queries, llm=svc.llm, tokens=svc.tokens),
-               retry_policy=TRANSIENT)
+    g.add_node("plan_queries", partial(nodes.plan_queries, llm=svc.llm, tokens=svc.tokens), retry_policy=TRANSIENT)
     g.add_node("research_query", q.compile(name="research_query"), input_schema=QueryTask)
     g.add_node("dedup_urls", nodes.dedup_urls)
     g.add_node("process_page", p.compile(name="process_page"), input_schema=PageTask)
@@ -191,10 +191,10 @@ def build_graph(
     g.add_conditional_edges("collect_sources", route_after_sources, ["write_report", "insufficient_evidence"])
     g.add_conditional_edges("write_report", route_after_report, ["write_report", END])
     g.add_edge("insufficient_evidence", END)
+    # fmt: on
 
     compiled = g.compile(checkpointer=checkpointer, cache=cache, store=store, name="deskresearch")
     return compiled.with_config(max_concurrency=max_concurrency)
-
 
 
 graph = build_graph()

@@ -95,7 +95,6 @@ class ModelSpec:
     base_url: str  # "" → OPENAI_BASE_URL or the OpenAI default
     method: Literal["json_schema", "function_calling", "json_mode"]
     timeout_s: float
-    max_tokens: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

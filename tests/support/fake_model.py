@@ -72,7 +72,9 @@ class FakeModel:
             fault = self.faults[stage].pop(0) if self.faults[stage] else ""
         if fault.startswith("http_"):
             code = int(fault[5:])
-            return code, {"error": {"message": f"injected {code}", "type": "server_error", "code": code}}
+            return code, {
+                "error": {"message": f"injected {code}", "type": "server_error", "code": code}
+            }
         user = "\n".join(_text(m) for m in body["messages"] if m.get("role") == "user")
         answer = self._answer(stage, user, fault)
         return 200, self._completion(body, stage, answer)
@@ -83,7 +85,11 @@ class FakeModel:
         if stage == "Keywords":
             topic = _TOPIC.search(user)
             base = topic.group(1) if topic else "topic"
-            return {"keywords": [] if fault == "empty" else [f"{base} overview", f"{base} statistics", f"{base} extra"]}
+            return {
+                "keywords": []
+                if fault == "empty"
+                else [f"{base} overview", f"{base} statistics", f"{base} extra"]
+            }
         if stage == "QueryPlan":
             topic = _TOPIC.search(user)
             base = topic.group(1) if topic else "topic"
@@ -111,7 +117,12 @@ class FakeModel:
             lines += [f"- Finding number {i} comes from a page we read [{i}]." for i in ids]
             if fault == "unknown_citation":
                 lines.append("- An invented claim [99] and a mixed one [1, 77].")
-            lines += ["", "## References", "", "[1] A reference list the model should not write <https://invented.example>"]
+            lines += [
+                "",
+                "## References",
+                "",
+                "[1] A reference list the model should not write <https://invented.example>",
+            ]
             return "\n".join(lines)
         return {"error": f"fake model: unknown step {stage}"}
 
@@ -123,7 +134,11 @@ class FakeModel:
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [
-                    {"id": "call_1", "type": "function", "function": {"name": stage, "arguments": content}}
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": stage, "arguments": content},
+                    }
                 ],
             }
         prompt_chars = sum(len(_text(m)) for m in body["messages"])

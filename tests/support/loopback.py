@@ -34,13 +34,32 @@ class Entry:
 
 def default_catalogue() -> list[Entry]:
     """Real fixture pages plus hostile ones, each with a plausible snippet."""
-    real = sorted(p.name for p in PAGES.glob("*.html") if p.name not in {"captcha.html", "empty.html", "offtopic.html"})
-    entries = [Entry(f"/pages/{name}", name.removesuffix(".html"), f"A page about {name.split('.')[0]} with facts and figures.") for name in real]
+    real = sorted(
+        p.name
+        for p in PAGES.glob("*.html")
+        if p.name not in {"captcha.html", "empty.html", "offtopic.html"}
+    )
+    entries = [
+        Entry(
+            f"/pages/{name}",
+            name.removesuffix(".html"),
+            f"A page about {name.split('.')[0]} with facts and figures.",
+        )
+        for name in real
+    ]
     entries += [
         Entry("/pages/captcha.html", "Security check", "Verify you are human."),
         Entry("/pages/empty.html", "Home", "Welcome."),
-        Entry("/pages/offtopic.html", "Banana bread", "A recipe for banana bread with walnuts and chocolate."),
-        Entry("/status/404", "Gone", "This page was removed, but its snippet survives in the search index."),
+        Entry(
+            "/pages/offtopic.html",
+            "Banana bread",
+            "A recipe for banana bread with walnuts and chocolate.",
+        ),
+        Entry(
+            "/status/404",
+            "Gone",
+            "This page was removed, but its snippet survives in the search index.",
+        ),
         Entry("/binary", "Download", "A binary download."),
     ]
     return entries
@@ -76,7 +95,9 @@ class FakeWeb:
             self.searches.append(body)
         if query in self.search_failures:
             return self.search_failures[query], {"detail": {"error": "injected failure"}}
-        n = min(int(body.get("max_results") or 5), self.results_per_query or 100, len(self.catalogue))
+        n = min(
+            int(body.get("max_results") or 5), self.results_per_query or 100, len(self.catalogue)
+        )
         start = zlib.crc32(query.encode()) % len(self.catalogue)
         picked = [self.catalogue[(start + i) % len(self.catalogue)] for i in range(n)]
         results = []
@@ -84,7 +105,9 @@ class FakeWeb:
             url = self.url(e.path)
             if i % 3 == 1:  # the same page under a tracking-decorated URL
                 url += "?utm_source=newsletter&utm_medium=email#top"
-            results.append({"title": e.title, "url": url, "content": e.snippet, "score": 1.0 - i / 100})
+            results.append(
+                {"title": e.title, "url": url, "content": e.snippet, "score": 1.0 - i / 100}
+            )
         return 200, {"query": query, "results": results, "response_time": 0.01}
 
 

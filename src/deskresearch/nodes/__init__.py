@@ -9,7 +9,12 @@ from deskresearch.nodes.rank_urls import rank_failed, rank_urls
 from deskresearch.nodes.read_page import read_failed, read_page
 from deskresearch.nodes.search import search_failed, search_keyword, search_query
 from deskresearch.nodes.start_run import start_run
-from deskresearch.nodes.summarise import reduce_failed, reduce_page, summarise_chunk, summarise_failed
+from deskresearch.nodes.summarise import (
+    reduce_failed,
+    reduce_page,
+    summarise_chunk,
+    summarise_failed,
+)
 from deskresearch.nodes.write_report import write_report
 
 __all__ = [

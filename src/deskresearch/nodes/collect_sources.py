@@ -39,6 +39,8 @@ async def collect_sources(state: ResearchState, runtime: Runtime[Context]) -> di
         sources.append(source)
         by_hash[page["text_hash"]] = source
         via = "the search snippet" if page["origin"] == "snippet" else "the page"
-        provenance.append(note("collect_sources", page["url"], "used", f"source [{source['id']}] from {via}"))
+        provenance.append(
+            note("collect_sources", page["url"], "used", f"source [{source['id']}] from {via}")
+        )
     emit(runtime, "collect_sources", "finished", sources=len(sources))
     return {"sources": sources, "provenance": provenance}

@@ -23,14 +23,21 @@ def summary_of_attempts(state: ResearchState) -> str:
     issued = [p for p in state["provenance"] if p["outcome"] == "issued"]
     lines += ["", "## Searches", ""]
     lines += [f"- {p['subject']} ({p['reason']})" for p in issued] or ["- none succeeded"]
-    failed_searches = [p for p in state["provenance"] if p["stage"].startswith("search") and p["outcome"] == "failed"]
+    failed_searches = [
+        p
+        for p in state["provenance"]
+        if p["stage"].startswith("search") and p["outcome"] == "failed"
+    ]
     lines += [f"- {p['subject']}: failed ({p['reason']})" for p in failed_searches]
     dropped = [p for p in state["provenance"] if p["outcome"] in _DROPPED and "://" in p["subject"]]
     lines += ["", "## Pages considered", ""]
     lines += [f"- {p['subject']}: {p['outcome']} ({p['reason']})" for p in dropped] or [
         "- no search returned a page"
     ]
-    lines += ["", "Try a broader or differently worded topic, another search backend, or check the network."]
+    lines += [
+        "",
+        "Try a broader or differently worded topic, another search backend, or check the network.",
+    ]
     return "\n".join(lines) + "\n"
 
 

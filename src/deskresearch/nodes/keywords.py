@@ -17,7 +17,6 @@ from deskresearch.state import ResearchState
 from deskresearch.text import unique_phrases
 
 
-
 class Keywords(BaseModel):
     """The model's answer to the keywords prompt."""
 
@@ -30,7 +29,9 @@ async def generate_keywords(
     """Ask the model for up to ``max_keywords`` keywords; empty keywords mean 'try again'."""
     ctx = resolve(runtime)
     attempt = state["keyword_attempts"] + 1
-    messages = prompt.render(topic=state["topic"], max_keywords=ctx.max_keywords, today=date.today())
+    messages = prompt.render(
+        topic=state["topic"], max_keywords=ctx.max_keywords, today=date.today()
+    )
     usage = []
     try:
         reply = await llm.structured(

@@ -33,7 +33,10 @@ def result_groups(keyword_hits: Sequence[KeywordHits]) -> list[tuple[str, list[s
     return [
         (
             kh["keyword"],
-            [f"{h['title']} — {' '.join(h['snippet'].split())[:300]} <{h['url']}>" for h in kh["hits"]],
+            [
+                f"{h['title']} — {' '.join(h['snippet'].split())[:300]} <{h['url']}>"
+                for h in kh["hits"]
+            ],
         )
         for kh in keyword_hits
     ]
@@ -53,7 +56,9 @@ def fit_results(groups: Sequence[tuple[str, Sequence[str]]], fits: Callable[[str
 def results_budget(ctx: Context, tokens: TokenCounter, topic: str) -> int:
     """Tokens the results block may use: the window minus the rest of the prompt and the answer."""
     window = ctx.summary_context_window or context_window(ctx.summary_model)
-    frame = prompt.render(topic=topic, results="", max_queries=ctx.decomposition_nums, today=date.today())
+    frame = prompt.render(
+        topic=topic, results="", max_queries=ctx.decomposition_nums, today=date.today()
+    )
     used = sum(tokens.count(str(m.content)) for m in frame)
     return max(window - OUTPUT_RESERVE - used, MIN_RESULTS_BUDGET)
 
@@ -71,7 +76,9 @@ async def plan_queries(
     )
     usage, provenance = [], []
     try:
-        reply = await llm.structured(messages, QueryPlan, spec=ctx.summary_spec(), stage="plan_queries")
+        reply = await llm.structured(
+            messages, QueryPlan, spec=ctx.summary_spec(), stage="plan_queries"
+        )
         usage.append(reply.usage)
         queries = unique_phrases(reply.value.queries, ctx.decomposition_nums)
         problem = "" if queries else "the model proposed no usable query"

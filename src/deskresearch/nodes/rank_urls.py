@@ -73,7 +73,9 @@ async def rank_urls(
     hits: list[SearchHit] = state["hits"]
     if not hits:
         return {"ranked": [{"query": state["query"], "order": state["order"], "hits": []}]}
-    messages = prompt.render(topic=state["topic"], query=state["query"], hits=hits, today=date.today())
+    messages = prompt.render(
+        topic=state["topic"], query=state["query"], hits=hits, today=date.today()
+    )
     usage, notes = [], []
     try:
         reply = await llm.structured(messages, Ranking, spec=ctx.summary_spec(), stage="rank_urls")
@@ -83,9 +85,17 @@ async def rank_urls(
         usage.extend([exc.usage] if exc.usage else [])
         # The engine's order is a fair ranking; dropping the query would lose its sources.
         order = list(range(len(hits)))
-        notes.append(note("rank_urls", state["query"], "fallback", f"{exc}; using the engine's order"))
+        notes.append(
+            note("rank_urls", state["query"], "fallback", f"{exc}; using the engine's order")
+        )
     update = keep(state, order, ctx.url_per_query, rank_func, "dropped by the model's ranking")
-    emit(runtime, "rank_urls", "finished", query=state["query"], kept=len(update["ranked"][0]["hits"]))
+    emit(
+        runtime,
+        "rank_urls",
+        "finished",
+        query=state["query"],
+        kept=len(update["ranked"][0]["hits"]),
+    )
     return {**update, "usage": usage, "provenance": notes + update["provenance"]}
 
 
@@ -95,5 +105,7 @@ def rank_failed(state: QueryState, error: NodeError, runtime: Runtime[Context]) 
         raise error.error
     ctx = resolve(runtime)
     update = keep(state, range(len(state["hits"])), ctx.url_per_query, None, "not reached")
-    fallback = note("rank_urls", state["query"], "fallback", f"{error.error}; using the engine's order")
+    fallback = note(
+        "rank_urls", state["query"], "fallback", f"{error.error}; using the engine's order"
+    )
     return Command(update={**update, "provenance": [fallback, *update["provenance"]]})

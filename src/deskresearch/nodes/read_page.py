@@ -52,7 +52,9 @@ def chunk_tokens(ctx: Context) -> int:
     return max(min(ctx.max_chunk_tokens, window - PROMPT_RESERVE - OUTPUT_RESERVE), 200)
 
 
-def _digest(task: PageTask, *, text: str, title: str, site: str, published: str, origin: str) -> PageDigest:
+def _digest(
+    task: PageTask, *, text: str, title: str, site: str, published: str, origin: str
+) -> PageDigest:
     return PageDigest(
         url=task["url"],
         title=title or task["title"],
@@ -73,13 +75,17 @@ def snippet_fallback(task: PageTask, reason: str) -> dict[str, Any]:
     if len(snippet) < MIN_SNIPPET_CHARS:
         return {
             "chunks": [],
-            "provenance": [note("read_page", task["url"], "failed", f"{reason}; no snippet to fall back on")],
+            "provenance": [
+                note("read_page", task["url"], "failed", f"{reason}; no snippet to fall back on")
+            ],
         }
     page = _digest(task, text=snippet, title=task["title"], site="", published="", origin="snippet")
     return {
         "chunks": [snippet],
         "page": page,
-        "provenance": [note("read_page", task["url"], "fallback", f"{reason}; using the search snippet")],
+        "provenance": [
+            note("read_page", task["url"], "fallback", f"{reason}; using the search snippet")
+        ],
     }
 
 

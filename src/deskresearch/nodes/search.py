@@ -11,6 +11,7 @@ from langgraph.types import Command
 from deskresearch.context import Context, resolve
 from deskresearch.errors import ServiceError
 from deskresearch.progress import emit, note
+from deskresearch.records import Stage
 from deskresearch.services.base import SearchBackend
 from deskresearch.state import KeywordTask, QueryState
 
@@ -63,7 +64,7 @@ def search_failed(state: dict[str, Any], error: NodeError) -> Command[Any]:
     if not isinstance(exc, ServiceError):
         raise exc
     query = state.get("query") or state.get("keyword") or "?"
-    stage = "search_query" if "query" in state else "search_keyword"
+    stage: Stage = "search_query" if "query" in state else "search_keyword"
     update: dict[str, Any] = {"provenance": [note(stage, query, "failed", str(exc))]}
     if stage == "search_query":
         update["hits"] = []

@@ -30,7 +30,9 @@ def clean_topic(topic: object) -> str:
     )
     text = " ".join(kept.split())
     if not text:
-        raise ConfigError("topic is empty: pass a research question, e.g. 'How are EV batteries recycled?'")
+        raise ConfigError(
+            "topic is empty: pass a research question, e.g. 'How are EV batteries recycled?'"
+        )
     if len(text) > MAX_TOPIC_CHARS:
         raise ConfigError(
             f"topic is {len(text)} characters; the limit is {MAX_TOPIC_CHARS}: "

@@ -53,13 +53,22 @@ async def summarise_chunk(
         )
     except ModelOutputError as exc:
         update: dict[str, Any] = {"chunk_notes": [_note(state["index"], error=str(exc))]}
-        update["provenance"] = [note("summarise_chunk", state["url"], "failed", f"chunk {state['index']}: {exc}")]
+        update["provenance"] = [
+            note("summarise_chunk", state["url"], "failed", f"chunk {state['index']}: {exc}")
+        ]
         if exc.usage:
             update["usage"] = [exc.usage]
         return update
     summary = reply.value.summary.strip()
     relevant = reply.value.relevant and bool(summary)
-    emit(runtime, "summarise_chunk", "finished", url=state["url"], index=state["index"], relevant=relevant)
+    emit(
+        runtime,
+        "summarise_chunk",
+        "finished",
+        url=state["url"],
+        index=state["index"],
+        relevant=relevant,
+    )
     return {
         "chunk_notes": [_note(state["index"], relevant=relevant, summary=summary)],
         "usage": [reply.usage],
@@ -125,7 +134,9 @@ async def reduce_page(
         except ModelOutputError as exc:
             usage.extend([exc.usage] if exc.usage else [])
             summary = "\n\n".join(summaries)
-            provenance.append(note("reduce_page", state["url"], "fallback", f"{exc}; joining the chunk notes"))
+            provenance.append(
+                note("reduce_page", state["url"], "fallback", f"{exc}; joining the chunk notes")
+            )
     emit(runtime, "reduce_page", "finished", url=state["url"], chunks=len(summaries))
     return {"pages": [{**page, "summary": summary}], "usage": usage, "provenance": provenance}
 

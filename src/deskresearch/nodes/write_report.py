@@ -40,7 +40,12 @@ async def write_report(
     reply = await llm.text(messages, spec=ctx.report_spec(), stage="write_report")
     cleaned = clean_citations(strip_model_references(reply.value), {s["id"] for s in sources})
     provenance = [
-        note("write_report", f"[{i}]", "removed", f"cites no source in the ledger (it has {len(sources)})")
+        note(
+            "write_report",
+            f"[{i}]",
+            "removed",
+            f"cites no source in the ledger (it has {len(sources)})",
+        )
         for i in sorted(set(cleaned.removed))
     ]
     update: dict[str, Any] = {
@@ -49,7 +54,14 @@ async def write_report(
         "usage": [reply.usage],
     }
     if not cleaned.cited and attempt < REPORT_ATTEMPTS:
-        provenance.append(note("write_report", state["topic"], "fallback", f"draft {attempt} cites no source; retrying"))
+        provenance.append(
+            note(
+                "write_report",
+                state["topic"],
+                "fallback",
+                f"draft {attempt} cites no source; retrying",
+            )
+        )
         return {**update, "provenance": provenance}
     body = cleaned.text
     if not cleaned.cited:
@@ -57,7 +69,9 @@ async def write_report(
         provenance.append(
             note("write_report", state["topic"], "flagged", f"no draft in {attempt} cited a source")
         )
-    emit(runtime, "write_report", "finished", cited=len(cleaned.cited), removed=len(cleaned.removed))
+    emit(
+        runtime, "write_report", "finished", cited=len(cleaned.cited), removed=len(cleaned.removed)
+    )
     return {
         **update,
         "report": f"{body}\n\n{render_references(sources)}\n",

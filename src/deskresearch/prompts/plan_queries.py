@@ -9,8 +9,11 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS
 
-SYSTEM = """You decompose a research topic into search queries. Today is {today}.
-""" + DATA_NOT_INSTRUCTIONS
+SYSTEM = (
+    """You decompose a research topic into search queries. Today is {today}.
+"""
+    + DATA_NOT_INSTRUCTIONS
+)
 
 USER = """Research topic:
 <topic>
@@ -36,9 +39,7 @@ def format_results(groups: Sequence[tuple[str, Sequence[str]]]) -> str:
     return "\n\n".join(parts)
 
 
-def render(
-    *, topic: str, results: str, max_queries: int, today: date
-) -> list[BaseMessage]:
+def render(*, topic: str, results: str, max_queries: int, today: date) -> list[BaseMessage]:
     """Build the messages; ``results`` comes from format_results."""
     return [
         SystemMessage(SYSTEM.format(today=today.isoformat())),

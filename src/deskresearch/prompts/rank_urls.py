@@ -10,8 +10,11 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS
 from deskresearch.records import SearchHit
 
-SYSTEM = """You select sources for a research report. Today is {today}.
-""" + DATA_NOT_INSTRUCTIONS
+SYSTEM = (
+    """You select sources for a research report. Today is {today}.
+"""
+    + DATA_NOT_INSTRUCTIONS
+)
 
 USER = """Research topic: {topic}
 Query: {query}
@@ -33,13 +36,13 @@ def format_hits(hits: Sequence[SearchHit]) -> str:
     )
 
 
-def render(
-    *, topic: str, query: str, hits: Sequence[SearchHit], today: date
-) -> list[BaseMessage]:
+def render(*, topic: str, query: str, hits: Sequence[SearchHit], today: date) -> list[BaseMessage]:
     """Build the messages; each value is inserted exactly once."""
     return [
         SystemMessage(SYSTEM.format(today=today.isoformat())),
         HumanMessage(
-            USER.format(topic=topic, query=query, results=format_hits(hits), today=today.isoformat())
+            USER.format(
+                topic=topic, query=query, results=format_hits(hits), today=today.isoformat()
+            )
         ),
     ]

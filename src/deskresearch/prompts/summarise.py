@@ -8,8 +8,11 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS
 
-SYSTEM = """You extract facts for a research report. Write in {language}.
-""" + DATA_NOT_INSTRUCTIONS
+SYSTEM = (
+    """You extract facts for a research report. Write in {language}.
+"""
+    + DATA_NOT_INSTRUCTIONS
+)
 
 CHUNK = """Research topic: {topic}
 Queries this page serves:
@@ -60,6 +63,8 @@ def render_reduce(
     return [
         SystemMessage(SYSTEM.format(language=language)),
         HumanMessage(
-            REDUCE.format(topic=topic, queries=_queries(queries), url=url, title=title, notes=joined)
+            REDUCE.format(
+                topic=topic, queries=_queries(queries), url=url, title=title, notes=joined
+            )
         ),
     ]

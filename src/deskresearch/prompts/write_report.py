@@ -10,9 +10,12 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS
 from deskresearch.records import Source
 
-SYSTEM = """You are a careful research analyst. Write in {language}. Today is {today}.
+SYSTEM = (
+    """You are a careful research analyst. Write in {language}. Today is {today}.
 Use only the numbered sources you are given; never add facts from memory.
-""" + DATA_NOT_INSTRUCTIONS
+"""
+    + DATA_NOT_INSTRUCTIONS
+)
 
 USER = """Research topic:
 <topic>

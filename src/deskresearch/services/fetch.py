@@ -62,16 +62,16 @@ class HttpFetcher:
                 if resp.is_redirect:
                     location = resp.headers.get("location", "")
                     if not location:
-                        raise FetchError(url, f"redirect without Location (HTTP {resp.status_code})")
+                        raise FetchError(
+                            url, f"redirect without Location (HTTP {resp.status_code})"
+                        )
                     current = urljoin(current, location)
                     continue
                 return await _read(url, current, resp, limits)
         raise FetchError(url, f"too_many_redirects (more than {limits.max_redirects})")
 
 
-async def _read(
-    url: str, final_url: str, resp: httpx.Response, limits: FetchLimits
-) -> FetchedPage:
+async def _read(url: str, final_url: str, resp: httpx.Response, limits: FetchLimits) -> FetchedPage:
     """Check status and type, then read at most ``limits.max_bytes`` of the body."""
     if resp.status_code >= 400:
         transient = resp.status_code == 429 or resp.status_code >= 500

@@ -16,6 +16,7 @@ import httpx
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
 
 from deskresearch.errors import ConfigError, ModelCallError, ModelOutputError
 from deskresearch.prompts.common import JSON_MODE_INSTRUCTION
@@ -87,10 +88,9 @@ class OpenAIChat:
                 model=spec.model,
                 base_url=base,
                 # Local servers ignore the key but the client insists on one.
-                api_key=key or "not-needed",
+                api_key=SecretStr(key or "not-needed"),
                 timeout=spec.timeout_s,
                 max_retries=0,
-                max_tokens=spec.max_tokens,
                 http_async_client=self._http,
             )
         return self._models[spec]

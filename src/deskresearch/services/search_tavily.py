@@ -60,15 +60,15 @@ class TavilySearch:
         """Return Tavily's results for ``query``, translated into SearchHits."""
         client = self._client(settings.tavily_base_url)
         try:
-            data = await client.search(
-                query, max_results=max_results, timeout=settings.timeout_s
-            )
+            data = await client.search(query, max_results=max_results, timeout=settings.timeout_s)
         except tavily_errors.InvalidAPIKeyError as exc:
             raise ConfigError(f"Tavily rejected the API key: check TAVILY_API_KEY ({exc})") from exc
         except tavily_errors.MissingAPIKeyError as exc:
             raise ConfigError("Tavily needs an API key: set TAVILY_API_KEY") from exc
         except tavily_errors.UsageLimitExceededError as exc:
-            raise SearchError(self.name, query, f"rate or usage limit: {exc}", transient=True) from exc
+            raise SearchError(
+                self.name, query, f"rate or usage limit: {exc}", transient=True
+            ) from exc
         except tavily_errors.TimeoutError as exc:
             raise SearchError(self.name, query, f"timeout: {exc}", transient=True) from exc
         except (tavily_errors.BadRequestError, tavily_errors.ForbiddenError) as exc:
