@@ -1,0 +1,89 @@
+from typing import Any
+
+import pytest
+from langgraph.errors import NodeError
+
+from deskresearch.context import Context
+from deskresearch.errors import FetchError
+from deskresearch.nodes.read_page import block_reason, chunk_tokens, read_failed, read_page
+from deskresearch.services.tokens import TiktokenCounter
+from tests.support.fakes import FakeFetcher, PlainExtractor, hit, runtime
+
+pytestmark = pytest.mark.anyio
+ARTICLE = "Battery recycling\n\n" + "Lithium recovery rates reached 95 percent in 2023. " * 40
+
+
+def task(**kw: Any) -> Any:
+    h = hit(1)
+    return {**h, "queries": ["q"], "topic": "t", "language": "en", "order": 0, **kw}
+
+
+async def read(t: Any, fetcher: FakeFetcher, ctx: Context | None = None) -> Any:
+    return await read_page(t, runtime(ctx), fetcher=fetcher, extractor=PlainExtractor(), tokens=TiktokenCounter())
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Access Denied. You don't have permission.", "Fail to load page", "Just a moment... Checking your browser",
+     "Please complete the CAPTCHA to continue", "Please enable cookies to view this site."],
+)
+def test_block_reason_recognises_blocked_pages(text: str) -> None:
+    assert (block_reason(text, "", 0) or "").startswith("blocked page")
+
+
+def test_block_reason_ignores_long_articles_that_mention_the_words() -> None:
+    assert block_reason("captcha research " * 400, "", 200) is None
+
+
+def test_chunk_tokens_respects_the_model_window() -> None:
+    assert chunk_tokens(Context(summary_model="unknown", max_chunk_tokens=100_000)) == 8192 - 1500 - 1024
+    assert chunk_tokens(Context(summary_model="gpt-4o", max_chunk_tokens=3000)) == 3000
+
+
+async def test_read_page_splits_the_extracted_text_into_chunks() -> None:
+    fetcher = FakeFetcher({"https://example.org/1": ARTICLE.encode()})
+    update = await read(task(), fetcher, Context(max_chunk_tokens=200))
+    assert len(update["chunks"]) > 1
+    assert all(TiktokenCounter().count(c) <= 200 for c in update["chunks"])
+    assert update["page"]["origin"] == "page" and update["page"]["title"] == "Battery recycling"
+
+
+async def test_read_page_rejects_a_blocked_page_with_its_reason() -> None:
+    fetcher = FakeFetcher({"https://example.org/1": b"Access Denied\nYou don't have permission to access"})
+    update = await read(task(), fetcher)
+    assert update["chunks"] == []
+    assert update["provenance"][0]["outcome"] == "blocked"
+
+
+async def test_read_page_rejects_near_empty_text() -> None:
+    update = await read(task(), FakeFetcher({"https://example.org/1": b"Home\nWelcome"}))
+    assert update["provenance"][0]["outcome"] == "blocked"
+    assert "near-empty" in update["provenance"][0]["reason"]
+
+
+async def test_read_page_falls_back_to_the_snippet_when_the_fetch_fails() -> None:
+    update = await read(task(), FakeFetcher({}))
+    assert update["chunks"] == [hit(1)["snippet"]]
+    assert update["page"]["origin"] == "snippet"
+    assert update["provenance"][0]["outcome"] == "fallback"
+    assert "http_404" in update["provenance"][0]["reason"]
+
+
+async def test_read_page_without_snippet_records_a_failure() -> None:
+    update = await read(task(snippet=""), FakeFetcher({}))
+    assert update["chunks"] == [] and update["provenance"][0]["outcome"] == "failed"
+
+
+async def test_read_page_raises_transient_errors_for_the_retry_policy() -> None:
+    fetcher = FakeFetcher({"https://example.org/1": FetchError("https://example.org/1", "http_503", transient=True)})
+    with pytest.raises(FetchError):
+        await read(task(), fetcher)
+    cmd = read_failed(task(), NodeError("read_page", FetchError("u", "http_503", transient=True)))
+    update: Any = cmd.update
+    assert update["page"]["origin"] == "snippet" and "after retries" in update["provenance"][0]["reason"]
+
+
+async def test_read_page_uses_corpus_content_without_fetching() -> None:
+    fetcher = FakeFetcher({})
+    update = await read(task(raw_content=ARTICLE, content_type="text/markdown"), fetcher)
+    assert fetcher.fetched == [] and update["page"]["origin"] == "corpus"

@@ -1,0 +1,49 @@
+import pytest
+from langgraph.types import Overwrite
+
+from deskresearch.context import Context
+from deskresearch.errors import ConfigError
+from deskresearch.nodes.start_run import MAX_TOPIC_CHARS, clean_topic, start_run
+from tests.support.fakes import FakeSearch, ScriptedChat, runtime
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("topic", ["", "   ", "\n\t", "\x00\x07", None])
+def test_clean_topic_rejects_empty_topics(topic: object) -> None:
+    with pytest.raises(ConfigError, match="topic is"):
+        clean_topic(topic)
+
+
+def test_clean_topic_strips_control_characters_and_collapses_space() -> None:
+    assert clean_topic("  EV\x00 batteries\u200b\n recycling ") == "EV batteries recycling"
+
+
+def test_clean_topic_rejects_overlong_topics_with_the_limit() -> None:
+    with pytest.raises(ConfigError, match=str(MAX_TOPIC_CHARS)):
+        clean_topic("x" * (MAX_TOPIC_CHARS + 1))
+
+
+async def test_start_run_fails_before_any_call_without_a_model_endpoint() -> None:
+    llm = ScriptedChat(has_endpoint=False)
+    with pytest.raises(ConfigError, match="endpoint"):
+        await start_run({"topic": "t"}, runtime(), llm=llm, search=FakeSearch())
+    assert llm.calls == []
+
+
+async def test_start_run_resets_every_reducer_list_and_applies_language() -> None:
+    events: list[object] = []
+    update = await start_run(
+        {"topic": " t ", "language": "German"}, runtime(Context(language="fr"), events),
+        llm=ScriptedChat(), search=FakeSearch(),
+    )
+    assert update["topic"] == "t"
+    assert update["language"] == "German"
+    for key in ("keyword_hits", "ranked", "pages", "usage", "provenance"):
+        assert isinstance(update[key], Overwrite) and update[key].value == []
+    assert events[0] == {"stage": "start_run", "event": "started", "topic": "t", "language": "German"}
+
+
+async def test_start_run_uses_context_language_when_input_has_none() -> None:
+    update = await start_run({"topic": "t"}, runtime(Context(language="zh-cn")), llm=ScriptedChat(), search=FakeSearch())
+    assert update["language"] == "zh-cn"
