@@ -82,9 +82,9 @@ async def _read(url: str, final_url: str, resp: httpx.Response, limits: FetchLim
     body = bytearray()
     truncated = False
     async for piece in resp.aiter_bytes():
-        room = limits.max_bytes - len(body)
-        if len(piece) >= room:
-            body.extend(piece[:room])
+        if len(body) + len(piece) > limits.max_bytes:
+            # Stop reading: a 50 MB page is never held whole.
+            body.extend(piece[: limits.max_bytes - len(body)])
             truncated = True
             break
         body.extend(piece)

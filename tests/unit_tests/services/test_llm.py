@@ -1,0 +1,88 @@
+import json
+from typing import Any
+
+import httpx
+import pytest
+from langchain_core.messages import HumanMessage
+
+from deskresearch.errors import ConfigError, ModelCallError, ModelOutputError
+from deskresearch.nodes.keywords import Keywords
+from deskresearch.records import ModelSpec
+from deskresearch.services.llm import OpenAIChat, strip_reasoning
+from tests.support.fake_model import FakeModel
+
+pytestmark = pytest.mark.anyio
+MSGS = [HumanMessage("<topic>\nbatteries\n</topic>")]
+
+
+def chat(model: FakeModel, status: int | None = None, content: str | None = None) -> OpenAIChat:
+    def handler(request: httpx.Request) -> httpx.Response:
+        body: dict[str, Any] = json.loads(request.content)
+        code, payload = model.handle(body)
+        if content is not None:
+            payload["choices"][0]["message"]["content"] = content
+        return httpx.Response(status or code, json=payload)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    return OpenAIChat(http_async_client=client, environ={"OPENAI_API_KEY": "test-key"})
+
+
+def spec(method: Any = "json_schema") -> ModelSpec:
+    return ModelSpec(model="gpt-4o-mini", base_url="http://fake/v1", method=method, timeout_s=5)
+
+
+@pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode"])
+async def test_structured_output_works_with_each_method(method: str) -> None:
+    model = FakeModel()
+    reply = await chat(model).structured(MSGS, Keywords, spec=spec(method), stage="generate_keywords")
+    assert reply.value.keywords[0] == "batteries overview"
+    assert reply.usage["calls"] == 1 and reply.usage["input_tokens"] > 0
+    assert reply.usage["stage"] == "generate_keywords" and reply.usage["model"] == "gpt-4o-mini"
+
+
+async def test_json_mode_puts_the_schema_in_the_prompt() -> None:
+    model = FakeModel()
+    await chat(model).structured(MSGS, Keywords, spec=spec("json_mode"), stage="generate_keywords")
+    system = model.requests[0]["messages"][-1]["content"]
+    assert '"keywords"' in system and model.requests[0]["response_format"] == {"type": "json_object"}
+
+
+async def test_malformed_json_raises_model_output_error_with_usage() -> None:
+    model = FakeModel()
+    model.fail("Keywords", "malformed")
+    with pytest.raises(ModelOutputError) as err:
+        await chat(model).structured(MSGS, Keywords, spec=spec("json_mode"), stage="generate_keywords")
+    assert err.value.usage is not None and err.value.usage["calls"] == 1
+
+
+async def test_http_500_is_a_transient_model_call_error() -> None:
+    model = FakeModel()
+    model.fail("Keywords", "http_500")
+    with pytest.raises(ModelCallError) as err:
+        await chat(model).structured(MSGS, Keywords, spec=spec(), stage="generate_keywords")
+    assert err.value.transient
+    assert len(model.requests) == 1, "ChatOpenAI's own retries are off; the graph retries"
+
+
+async def test_http_401_is_a_config_error_naming_the_key() -> None:
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        await chat(FakeModel(), status=401).text(MSGS, spec=spec(), stage="write_report")
+
+
+async def test_text_strips_reasoning_blocks() -> None:
+    reply = await chat(FakeModel(), content="<think>secret plan</think>\n# Report").text(
+        MSGS, spec=spec(), stage="write_report"
+    )
+    assert reply.value == "# Report"
+
+
+def test_strip_reasoning_handles_an_unclosed_block() -> None:
+    assert strip_reasoning("<think>never closed") == ""
+
+
+def test_check_requires_a_key_or_a_base_url() -> None:
+    none = ModelSpec(model="m", base_url="", method="json_schema", timeout_s=1)
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY.*OPENAI_BASE_URL"):
+        OpenAIChat(environ={}).check(none)
+    OpenAIChat(environ={"OPENAI_BASE_URL": "http://localhost:11434/v1"}).check(none)
+    OpenAIChat(environ={"OPENAI_API_KEY": "k"}).check(none)
