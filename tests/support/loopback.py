@@ -76,6 +76,7 @@ class FakeWeb:
     fetches: Counter[str] = field(default_factory=Counter)
     searches: list[dict[str, Any]] = field(default_factory=list)
     search_headers: list[dict[str, str]] = field(default_factory=list)
+    returned: list[str] = field(default_factory=list)  # every result URL handed out
     port: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -16,7 +16,7 @@ import httpx
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_openai import ChatOpenAI
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
 from deskresearch.errors import ConfigError, ModelCallError, ModelOutputError
 from deskresearch.prompts.common import JSON_MODE_INSTRUCTION
@@ -145,6 +145,9 @@ class OpenAIChat:
             ) from exc
         except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
             raise ModelOutputError(f"{spec.model} stopped early: {exc}") from exc
+        except (ValidationError, json.JSONDecodeError) as exc:
+            # json_schema parsing happens inside the openai client, before include_raw can help.
+            raise ModelOutputError(f"{spec.model} returned malformed structured output: {exc}") from exc
         except openai.APIStatusError as exc:
             transient = exc.status_code == 429 or exc.status_code >= 500
             raise ModelCallError(

@@ -1,0 +1,121 @@
+"""The whole graph, offline: real ChatOpenAI, tavily-python, httpx and trafilatura on loopback."""
+
+import re
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from deskresearch.urls import canonical_url
+from tests.support.fake_model import REPORT
+from tests.support.loopback import Entry, FakeWeb, default_catalogue
+from tests.support.runs import context_for, graph_for, run
+
+pytestmark = pytest.mark.anyio
+FINAL = {"used", "duplicate", "not_relevant", "blocked", "failed"}
+
+
+def body_and_refs(report: str) -> tuple[str, str]:
+    body, _, refs = report.partition("\n## References\n")
+    return body, refs
+
+
+async def test_report_cites_only_pages_read_and_provenance_explains_every_url(web: FakeWeb) -> None:
+    out = await run(web, language="German")
+    assert out["status"] == "ok"
+    sources = {s["id"]: s for s in out["sources"]}
+    body, refs = body_and_refs(out["report"])
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]", body)}
+    assert cited and cited <= set(sources), "every citation resolves to the ledger"
+    for s in sources.values():
+        assert f"[{s['id']}] " in refs and f"<{s['url']}>" in refs, "references come from the ledger"
+        if s["origin"] == "page":
+            assert web.fetches[s["url"].removeprefix(web.base)] == 1, "cited pages were really fetched"
+    assert "invented.example" not in out["report"], "the model's own reference list is dropped"
+
+    # Duplicates (same page under tracking URLs, several queries) are fetched once.
+    assert web.fetches and max(web.fetches.values()) == 1
+    assert any(p["outcome"] == "duplicate" for p in out["provenance"])
+
+    # Every URL any search returned ends with a recorded outcome and a reason.
+    outcomes: dict[str, set[str]] = {}
+    for p in out["provenance"]:
+        if "://" in p["subject"]:
+            assert p["reason"], p
+            outcomes.setdefault(canonical_url(p["subject"]), set()).add(p["outcome"])
+    for url in web.returned:
+        assert outcomes.get(canonical_url(url), set()) & FINAL, url
+    reasons = {canonical_url(p["subject"]): p["reason"] for p in out["provenance"] if p["outcome"] == "blocked"}
+    assert "blocked page" in reasons.get(web.url("/pages/captcha.html"), "blocked page")
+
+    # The language reaches every writing prompt.
+    for stage in ("ChunkSummary", REPORT):
+        calls = web.model.calls(stage)
+        assert calls and all("German" in c["messages"][0]["content"] for c in calls)
+
+    # Usage per stage and model; every query issued is in provenance.
+    stages = {u["stage"] for u in out["usage"]}
+    assert {"generate_keywords", "plan_queries", "rank_urls", "summarise_chunk", "write_report"} <= stages
+    assert all(u["calls"] >= 1 and u["input_tokens"] > 0 for u in out["usage"])
+    issued = {p["subject"] for p in out["provenance"] if p["outcome"] == "issued"}
+    assert set(out["queries"]) <= issued and len(out["queries"]) == 4
+
+
+async def test_misbehaving_model_falls_back_and_records_it(web: FakeWeb) -> None:
+    web.model.fail("Keywords", "malformed", "empty")
+    web.model.fail("Ranking", "out_of_range")
+    web.model.fail("QueryPlan", "malformed")
+    web.model.fail(REPORT, "uncited", "unknown_citation")
+    out = await run(web, max_output_retries=1)
+    prov = out["provenance"]
+    assert [p["outcome"] for p in prov if p["stage"] == "generate_keywords"] == ["failed", "failed"]
+    assert any(p["stage"] == "keywords_fallback" and p["outcome"] == "fallback" for p in prov)
+    assert web.searches[0]["query"] == "EV battery recycling", "the topic itself was searched"
+    assert out["queries"] == ["EV battery recycling"], "plan fell back to the keywords"
+    assert any(p["stage"] == "rank_urls" and p["outcome"] == "fallback" for p in prov)
+    removed = sorted(p["subject"] for p in prov if p["outcome"] == "removed")
+    assert removed == ["[77]", "[99]"]
+    assert len(web.model.calls(REPORT)) == 2, "an uncited draft is retried once"
+    assert "[99]" not in out["report"] and "[77]" not in out["report"]
+
+
+async def test_no_usable_page_ends_with_insufficient_evidence_and_no_report_call(web: FakeWeb) -> None:
+    web.catalogue = [e for e in default_catalogue() if e.path in ("/pages/captcha.html", "/pages/empty.html", "/binary")]
+    out = await run(web)
+    assert out["status"] == "insufficient_evidence"
+    assert web.model.calls(REPORT) == [], "nothing is written from the model's memory"
+    assert out["sources"] == []
+    assert "captcha.html: blocked" in out["report"] and "empty.html: blocked" in out["report"]
+
+
+async def test_failed_search_is_recorded_and_the_run_goes_on(web: FakeWeb) -> None:
+    web.search_failures["EV battery recycling overview"] = 400
+    out = await run(web)
+    failed = [p for p in out["provenance"] if p["outcome"] == "failed" and p["stage"] == "search_keyword"]
+    assert failed and "injected failure" in failed[0]["reason"]
+    assert out["status"] == "ok"
+
+
+async def test_reused_thread_starts_clean(web: FakeWeb) -> None:
+    graph = graph_for(web, checkpointer=InMemorySaver())
+    cfg: Any = {"configurable": {"thread_id": "t1"}}
+    first = await graph.ainvoke({"topic": "EV battery recycling"}, cfg, context=context_for(web))
+    second = await graph.ainvoke({"topic": "EV battery recycling"}, cfg, context=context_for(web))
+    assert len(second["provenance"]) == len(first["provenance"])
+    assert [u["calls"] for u in second["usage"]] == [u["calls"] for u in first["usage"]]
+
+
+async def test_graph_without_context_reads_the_environment(web: FakeWeb, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DESKRESEARCH_TAVILY_BASE_URL", web.base)
+    monkeypatch.setenv("DESKRESEARCH_URL_PER_QUERY", "1")
+    web.catalogue = [Entry("/pages/heise.de.lithium.html", "Lithium", "Lithium aus dem Schredder.")]
+    out = await graph_for(web).ainvoke({"topic": "Lithium"})
+    assert out["status"] == "ok" and len(out["sources"]) == 1
+
+
+async def test_empty_topic_is_rejected_before_any_call(web: FakeWeb) -> None:
+    from deskresearch import ConfigError
+
+    with pytest.raises(ConfigError, match="topic is empty"):
+        await graph_for(web).ainvoke({"topic": "  "}, context=context_for(web))
+    assert web.model.requests == [] and web.searches == []

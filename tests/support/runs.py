@@ -1,0 +1,29 @@
+"""Helpers to run the real graph against the loopback web."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deskresearch import Context, build_graph
+from deskresearch.services.llm import OpenAIChat
+from deskresearch.services.search import SearchRouter
+from deskresearch.services.search_corpus import CorpusSearch
+from deskresearch.services.search_tavily import TavilySearch
+from tests.support.loopback import FakeWeb
+
+
+def graph_for(web: FakeWeb, **kw: Any) -> Any:
+    """The real graph: real ChatOpenAI and tavily-python, pointed at the loopback web."""
+    llm = OpenAIChat(environ={"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1"})
+    search = SearchRouter({"tavily": TavilySearch(environ={"TAVILY_API_KEY": "tvly-test"}), "corpus": CorpusSearch()})
+    return build_graph(llm=llm, search=search, **kw)
+
+
+def context_for(web: FakeWeb, **kw: Any) -> Context:
+    return Context(tavily_base_url=web.base, **kw)
+
+
+async def run(web: FakeWeb, topic: str = "EV battery recycling", **ctx: Any) -> dict[str, Any]:
+    out = await graph_for(web).ainvoke({"topic": topic}, context=context_for(web, **ctx))
+    assert isinstance(out, dict)
+    return out
