@@ -28,9 +28,13 @@ async def test_report_cites_only_pages_read_and_provenance_explains_every_url(we
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", body)}
     assert cited and cited <= set(sources), "every citation resolves to the ledger"
     for s in sources.values():
-        assert f"[{s['id']}] " in refs and f"<{s['url']}>" in refs, "references come from the ledger"
+        assert f"[{s['id']}] " in refs and f"<{s['url']}>" in refs, (
+            "references come from the ledger"
+        )
         if s["origin"] == "page":
-            assert web.fetches[s["url"].removeprefix(web.base)] == 1, "cited pages were really fetched"
+            assert web.fetches[s["url"].removeprefix(web.base)] == 1, (
+                "cited pages were really fetched"
+            )
     assert "invented.example" not in out["report"], "the model's own reference list is dropped"
 
     # Duplicates (same page under tracking URLs, several queries) are fetched once.
@@ -45,7 +49,11 @@ async def test_report_cites_only_pages_read_and_provenance_explains_every_url(we
             outcomes.setdefault(canonical_url(p["subject"]), set()).add(p["outcome"])
     for url in web.returned:
         assert outcomes.get(canonical_url(url), set()) & FINAL, url
-    reasons = {canonical_url(p["subject"]): p["reason"] for p in out["provenance"] if p["outcome"] == "blocked"}
+    reasons = {
+        canonical_url(p["subject"]): p["reason"]
+        for p in out["provenance"]
+        if p["outcome"] == "blocked"
+    }
     assert "blocked page" in reasons.get(web.url("/pages/captcha.html"), "blocked page")
 
     # The language reaches every writing prompt.
@@ -55,7 +63,13 @@ async def test_report_cites_only_pages_read_and_provenance_explains_every_url(we
 
     # Usage per stage and model; every query issued is in provenance.
     stages = {u["stage"] for u in out["usage"]}
-    assert {"generate_keywords", "plan_queries", "rank_urls", "summarise_chunk", "write_report"} <= stages
+    assert {
+        "generate_keywords",
+        "plan_queries",
+        "rank_urls",
+        "summarise_chunk",
+        "write_report",
+    } <= stages
     assert all(u["calls"] >= 1 and u["input_tokens"] > 0 for u in out["usage"])
     issued = {p["subject"] for p in out["provenance"] if p["outcome"] == "issued"}
     assert set(out["queries"]) <= issued and len(out["queries"]) == 4
@@ -79,8 +93,14 @@ async def test_misbehaving_model_falls_back_and_records_it(web: FakeWeb) -> None
     assert "[99]" not in out["report"] and "[77]" not in out["report"]
 
 
-async def test_no_usable_page_ends_with_insufficient_evidence_and_no_report_call(web: FakeWeb) -> None:
-    web.catalogue = [e for e in default_catalogue() if e.path in ("/pages/captcha.html", "/pages/empty.html", "/binary")]
+async def test_no_usable_page_ends_with_insufficient_evidence_and_no_report_call(
+    web: FakeWeb,
+) -> None:
+    web.catalogue = [
+        e
+        for e in default_catalogue()
+        if e.path in ("/pages/captcha.html", "/pages/empty.html", "/binary")
+    ]
     out = await run(web)
     assert out["status"] == "insufficient_evidence"
     assert web.model.calls(REPORT) == [], "nothing is written from the model's memory"
@@ -91,7 +111,9 @@ async def test_no_usable_page_ends_with_insufficient_evidence_and_no_report_call
 async def test_failed_search_is_recorded_and_the_run_goes_on(web: FakeWeb) -> None:
     web.search_failures["EV battery recycling overview"] = 400
     out = await run(web)
-    failed = [p for p in out["provenance"] if p["outcome"] == "failed" and p["stage"] == "search_keyword"]
+    failed = [
+        p for p in out["provenance"] if p["outcome"] == "failed" and p["stage"] == "search_keyword"
+    ]
     assert failed and "injected failure" in failed[0]["reason"]
     assert out["status"] == "ok"
 
@@ -105,7 +127,9 @@ async def test_reused_thread_starts_clean(web: FakeWeb) -> None:
     assert [u["calls"] for u in second["usage"]] == [u["calls"] for u in first["usage"]]
 
 
-async def test_graph_without_context_reads_the_environment(web: FakeWeb, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_graph_without_context_reads_the_environment(
+    web: FakeWeb, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("DESKRESEARCH_TAVILY_BASE_URL", web.base)
     monkeypatch.setenv("DESKRESEARCH_URL_PER_QUERY", "1")
     web.catalogue = [Entry("/pages/heise.de.lithium.html", "Lithium", "Lithium aus dem Schredder.")]

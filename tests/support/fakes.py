@@ -30,7 +30,9 @@ def usage(stage: Stage, model: str = "m", tokens: int = 10) -> Usage:
 class ScriptedChat:
     """Answers each stage from a queue: a pydantic value, a str, or an exception to raise."""
 
-    def __init__(self, script: dict[str, list[Any]] | None = None, *, has_endpoint: bool = True) -> None:
+    def __init__(
+        self, script: dict[str, list[Any]] | None = None, *, has_endpoint: bool = True
+    ) -> None:
         self.script: dict[str, list[Any]] = defaultdict(list, script or {})
         self.calls: list[tuple[str, list[BaseMessage]]] = []
         self.has_endpoint = has_endpoint
@@ -53,15 +55,21 @@ class ScriptedChat:
     ) -> Reply[M]:
         answer = self._next(stage, messages)
         if isinstance(answer, str):  # malformed output
-            raise ModelOutputError(f"not a {schema.__name__}: {answer}", usage=usage(stage, spec.model))
+            raise ModelOutputError(
+                f"not a {schema.__name__}: {answer}", usage=usage(stage, spec.model)
+            )
         assert isinstance(answer, BaseModel)
         return Reply(schema.model_validate(answer.model_dump()), usage(stage, spec.model))
 
-    async def text(self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage) -> Reply[str]:
+    async def text(
+        self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage
+    ) -> Reply[str]:
         return Reply(str(self._next(stage, messages)), usage(stage, spec.model))
 
 
-def hit(i: int, *, snippet: str = "", raw: str | None = None, ctype: str | None = None) -> SearchHit:
+def hit(
+    i: int, *, snippet: str = "", raw: str | None = None, ctype: str | None = None
+) -> SearchHit:
     return SearchHit(
         url=f"https://example.org/{i}",
         title=f"Page {i}",
@@ -81,7 +89,9 @@ class FakeSearch:
     def check(self, settings: SearchSettings) -> None:
         return None
 
-    async def search(self, query: str, *, max_results: int, settings: SearchSettings) -> list[SearchHit]:
+    async def search(
+        self, query: str, *, max_results: int, settings: SearchSettings
+    ) -> list[SearchHit]:
         self.queries.append(query)
         result = self.results.get(query, [])
         if isinstance(result, BaseException):
@@ -111,7 +121,9 @@ class PlainExtractor:
         text = body.decode() if isinstance(body, bytes) else body
         if not text.strip():
             return None
-        return Extracted(text=text, title=text.splitlines()[0][:40], published="2024-01-01", site="example.org")
+        return Extracted(
+            text=text, title=text.splitlines()[0][:40], published="2024-01-01", site="example.org"
+        )
 
 
 def runtime(ctx: Any = None, events: list[Any] | None = None) -> Any:

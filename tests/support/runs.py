@@ -15,7 +15,9 @@ from tests.support.loopback import FakeWeb
 def graph_for(web: FakeWeb, **kw: Any) -> Any:
     """The real graph: real ChatOpenAI and tavily-python, pointed at the loopback web."""
     llm = OpenAIChat(environ={"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1"})
-    search = SearchRouter({"tavily": TavilySearch(environ={"TAVILY_API_KEY": "tvly-test"}), "corpus": CorpusSearch()})
+    search = SearchRouter(
+        {"tavily": TavilySearch(environ={"TAVILY_API_KEY": "tvly-test"}), "corpus": CorpusSearch()}
+    )
     return build_graph(llm=llm, search=search, **kw)
 
 

@@ -24,7 +24,20 @@ def test_strip_model_references_keeps_a_final_numbered_section() -> None:
 
 
 def test_render_references_lists_every_source_with_url_and_date_read() -> None:
-    src = Source(id=1, url="https://a.org", title="A", site="Site", published="2020-01-01",
-                 date_read="2026-01-02", queries=["q"], text_hash="h", origin="snippet", summary="s")
+    src = Source(
+        id=1,
+        url="https://a.org",
+        title="A",
+        site="Site",
+        published="2020-01-01",
+        date_read="2026-01-02",
+        queries=["q"],
+        text_hash="h",
+        origin="snippet",
+        summary="s",
+    )
     refs = render_references([src])
-    assert "[1] A. Site. published 2020-01-01. <https://a.org> (search snippet only 2026-01-02)" in refs
+    assert (
+        "[1] A. Site. published 2020-01-01. <https://a.org> (search snippet only 2026-01-02)"
+        in refs
+    )

@@ -1,3 +1,5 @@
+from typing import Any, cast
+
 import pytest
 from langgraph.runtime import Runtime
 
@@ -39,7 +41,7 @@ def test_every_field_has_a_description_in_the_studio_schema() -> None:
 
 def test_resolve_reads_env_when_caller_passed_no_context(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DESKRESEARCH_MAX_KEYWORDS", "3")
-    assert resolve(Runtime(context=None)).max_keywords == 3
+    assert resolve(Runtime(context=cast(Any, None))).max_keywords == 3
     assert resolve(Runtime(context=Context(max_keywords=5))).max_keywords == 5
 
 

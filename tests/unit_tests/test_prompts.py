@@ -18,17 +18,33 @@ def test_every_prompt_renders_without_leftover_placeholders_and_braces_survive()
         keywords.render(topic=topic, max_keywords=2, today=TODAY),
         plan_queries.render(topic=topic, results="r", max_queries=4, today=TODAY),
         rank_urls.render(topic=topic, query=topic, hits=[hit(0)], today=TODAY),
-        summarise.render_chunk(topic=topic, queries=[topic], url="u", title="t", chunk="{chunk}", language="German"),
-        summarise.render_reduce(topic=topic, queries=[topic], url="u", title="t", notes=["a"], language="German"),
-        write_report.render(topic=topic, sources=[], words=2000, language="German", today=TODAY, retry=True),
+        summarise.render_chunk(
+            topic=topic, queries=[topic], url="u", title="t", chunk="{chunk}", language="German"
+        ),
+        summarise.render_reduce(
+            topic=topic, queries=[topic], url="u", title="t", notes=["a"], language="German"
+        ),
+        write_report.render(
+            topic=topic, sources=[], words=2000, language="German", today=TODAY, retry=True
+        ),
     ]
     for messages in rendered:
         body = text(messages)
         assert topic in body
-        assert not LEFTOVER.sub("", body.replace("{x}", "").replace("{templates}", "").replace("{chunk}", "")).count("{")
+        assert not LEFTOVER.sub(
+            "", body.replace("{x}", "").replace("{templates}", "").replace("{chunk}", "")
+        ).count("{")
 
 
 def test_writing_prompts_carry_the_language_and_dates_reach_ranking() -> None:
-    assert "Write in German" in text(summarise.render_chunk(topic="t", queries=["q"], url="u", title="t", chunk="c", language="German"))
-    assert "Write in zh-cn" in text(write_report.render(topic="t", sources=[], words=10, language="zh-cn", today=TODAY, retry=False))
+    assert "Write in German" in text(
+        summarise.render_chunk(
+            topic="t", queries=["q"], url="u", title="t", chunk="c", language="German"
+        )
+    )
+    assert "Write in zh-cn" in text(
+        write_report.render(
+            topic="t", sources=[], words=10, language="zh-cn", today=TODAY, retry=False
+        )
+    )
     assert "2026-11-21" in text(rank_urls.render(topic="t", query="q", hits=[hit(0)], today=TODAY))

@@ -20,7 +20,9 @@ def test_canonical_url_removes_what_never_changes_the_page(a: str, b: str) -> No
 def test_canonical_url_keeps_meaningful_differences() -> None:
     assert canonical_url("https://example.org:8443/a") == "https://example.org:8443/a"
     assert canonical_url("https://example.org/A") != canonical_url("https://example.org/a")
-    assert canonical_url("https://example.org/a?page=2") != canonical_url("https://example.org/a?page=3")
+    assert canonical_url("https://example.org/a?page=2") != canonical_url(
+        "https://example.org/a?page=3"
+    )
 
 
 def test_canonical_url_returns_unparseable_input_stripped() -> None:

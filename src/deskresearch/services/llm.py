@@ -147,7 +147,9 @@ class OpenAIChat:
             raise ModelOutputError(f"{spec.model} stopped early: {exc}") from exc
         except (ValidationError, json.JSONDecodeError) as exc:
             # json_schema parsing happens inside the openai client, before include_raw can help.
-            raise ModelOutputError(f"{spec.model} returned malformed structured output: {exc}") from exc
+            raise ModelOutputError(
+                f"{spec.model} returned malformed structured output: {exc}"
+            ) from exc
         except openai.APIStatusError as exc:
             transient = exc.status_code == 429 or exc.status_code >= 500
             raise ModelCallError(

@@ -21,7 +21,11 @@ async def test_dedup_urls_reads_each_page_once_and_remembers_every_query() -> No
     }
     update = await dedup_urls(state, runtime())
     tasks = update["page_tasks"]
-    assert [t["url"] for t in tasks] == ["https://example.org/1", "https://example.org/2", "https://example.org/3"]
+    assert [t["url"] for t in tasks] == [
+        "https://example.org/1",
+        "https://example.org/2",
+        "https://example.org/3",
+    ]
     assert tasks[0]["queries"] == ["q1", "q2"]
     assert [t["order"] for t in tasks] == [0, 1, 2]
     assert [p["outcome"] for p in update["provenance"]] == ["duplicate"]

@@ -3,7 +3,13 @@ from typing import Any
 import pytest
 
 from deskresearch.context import Context
-from deskresearch.nodes.plan_queries import MIN_RESULTS_BUDGET, QueryPlan, fit_results, plan_queries, results_budget
+from deskresearch.nodes.plan_queries import (
+    MIN_RESULTS_BUDGET,
+    QueryPlan,
+    fit_results,
+    plan_queries,
+    results_budget,
+)
 from deskresearch.services.tokens import TiktokenCounter
 from tests.support.fakes import ScriptedChat, hit, runtime
 
@@ -11,7 +17,10 @@ pytestmark = pytest.mark.anyio
 
 
 def state(**kw: Any) -> Any:
-    hits = [{"keyword": "k1", "hits": [hit(i) for i in range(3)]}, {"keyword": "k2", "hits": [hit(9)]}]
+    hits = [
+        {"keyword": "k1", "hits": [hit(i) for i in range(3)]},
+        {"keyword": "k2", "hits": [hit(9)]},
+    ]
     return {"topic": "t", "keywords": ["k1", "k2"], "keyword_hits": hits, **kw}
 
 
@@ -42,7 +51,9 @@ def test_results_budget_is_positive_for_unknown_and_tiny_models() -> None:
 
 async def test_plan_queries_enforces_the_maximum() -> None:
     llm = ScriptedChat({"plan_queries": [QueryPlan(queries=[f"q{i}" for i in range(7)])]})
-    update = await plan_queries(state(), runtime(Context(decomposition_nums=4)), llm=llm, tokens=TiktokenCounter())
+    update = await plan_queries(
+        state(), runtime(Context(decomposition_nums=4)), llm=llm, tokens=TiktokenCounter()
+    )
     assert update["queries"] == ["q0", "q1", "q2", "q3"]
 
 

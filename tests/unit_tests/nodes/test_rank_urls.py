@@ -37,7 +37,11 @@ async def test_rank_urls_keeps_the_models_order_and_explains_every_drop() -> Non
     reasons = {p["subject"]: p["reason"] for p in update["provenance"]}
     assert "ranked below the top 2" in reasons["https://example.org/0"]
     assert "dropped by the model" in reasons["https://example.org/2"]
-    assert set(reasons) == {"https://example.org/0", "https://example.org/2", "https://example.org/4"}
+    assert set(reasons) == {
+        "https://example.org/0",
+        "https://example.org/2",
+        "https://example.org/4",
+    }
 
 
 async def test_rank_urls_falls_back_to_engine_order_on_out_of_range_index() -> None:
@@ -49,7 +53,9 @@ async def test_rank_urls_falls_back_to_engine_order_on_out_of_range_index() -> N
 
 async def test_rank_urls_applies_an_injected_rank_function_after_the_model() -> None:
     llm = ScriptedChat({"rank_urls": [Ranking(indices=[0, 1, 2])]})
-    update = await rank_urls(task(3), runtime(), llm=llm, rank_func=lambda hits: list(reversed(hits)))
+    update = await rank_urls(
+        task(3), runtime(), llm=llm, rank_func=lambda hits: list(reversed(hits))
+    )
     assert urls(update["ranked"][0]["hits"])[0] == "https://example.org/2"
 
 
@@ -60,7 +66,11 @@ async def test_rank_urls_makes_no_call_without_hits() -> None:
 
 
 def test_rank_failed_keeps_engine_order_after_a_transient_failure() -> None:
-    cmd = rank_failed(task(3), NodeError("rank_urls", ModelCallError("503", transient=True)), runtime(Context(url_per_query=1)))
+    cmd = rank_failed(
+        task(3),
+        NodeError("rank_urls", ModelCallError("503", transient=True)),
+        runtime(Context(url_per_query=1)),
+    )
     assert cmd.update is not None
     update: Any = cmd.update
     assert urls(update["ranked"][0]["hits"]) == ["https://example.org/0"]

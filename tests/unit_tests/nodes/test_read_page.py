@@ -19,13 +19,20 @@ def task(**kw: Any) -> Any:
 
 
 async def read(t: Any, fetcher: FakeFetcher, ctx: Context | None = None) -> Any:
-    return await read_page(t, runtime(ctx), fetcher=fetcher, extractor=PlainExtractor(), tokens=TiktokenCounter())
+    return await read_page(
+        t, runtime(ctx), fetcher=fetcher, extractor=PlainExtractor(), tokens=TiktokenCounter()
+    )
 
 
 @pytest.mark.parametrize(
     "text",
-    ["Access Denied. You don't have permission.", "Fail to load page", "Just a moment... Checking your browser",
-     "Please complete the CAPTCHA to continue", "Please enable cookies to view this site."],
+    [
+        "Access Denied. You don't have permission.",
+        "Fail to load page",
+        "Just a moment... Checking your browser",
+        "Please complete the CAPTCHA to continue",
+        "Please enable cookies to view this site.",
+    ],
 )
 def test_block_reason_recognises_blocked_pages(text: str) -> None:
     assert (block_reason(text, "", 0) or "").startswith("blocked page")
@@ -36,7 +43,10 @@ def test_block_reason_ignores_long_articles_that_mention_the_words() -> None:
 
 
 def test_chunk_tokens_respects_the_model_window() -> None:
-    assert chunk_tokens(Context(summary_model="unknown", max_chunk_tokens=100_000)) == 8192 - 1500 - 1024
+    assert (
+        chunk_tokens(Context(summary_model="unknown", max_chunk_tokens=100_000))
+        == 8192 - 1500 - 1024
+    )
     assert chunk_tokens(Context(summary_model="gpt-4o", max_chunk_tokens=3000)) == 3000
 
 
@@ -49,7 +59,9 @@ async def test_read_page_splits_the_extracted_text_into_chunks() -> None:
 
 
 async def test_read_page_rejects_a_blocked_page_with_its_reason() -> None:
-    fetcher = FakeFetcher({"https://example.org/1": b"Access Denied\nYou don't have permission to access"})
+    fetcher = FakeFetcher(
+        {"https://example.org/1": b"Access Denied\nYou don't have permission to access"}
+    )
     update = await read(task(), fetcher)
     assert update["chunks"] == []
     assert update["provenance"][0]["outcome"] == "blocked"
@@ -75,12 +87,17 @@ async def test_read_page_without_snippet_records_a_failure() -> None:
 
 
 async def test_read_page_raises_transient_errors_for_the_retry_policy() -> None:
-    fetcher = FakeFetcher({"https://example.org/1": FetchError("https://example.org/1", "http_503", transient=True)})
+    fetcher = FakeFetcher(
+        {"https://example.org/1": FetchError("https://example.org/1", "http_503", transient=True)}
+    )
     with pytest.raises(FetchError):
         await read(task(), fetcher)
     cmd = read_failed(task(), NodeError("read_page", FetchError("u", "http_503", transient=True)))
     update: Any = cmd.update
-    assert update["page"]["origin"] == "snippet" and "after retries" in update["provenance"][0]["reason"]
+    assert (
+        update["page"]["origin"] == "snippet"
+        and "after retries" in update["provenance"][0]["reason"]
+    )
 
 
 async def test_read_page_uses_corpus_content_without_fetching() -> None:

@@ -34,16 +34,25 @@ async def test_start_run_fails_before_any_call_without_a_model_endpoint() -> Non
 async def test_start_run_resets_every_reducer_list_and_applies_language() -> None:
     events: list[object] = []
     update = await start_run(
-        {"topic": " t ", "language": "German"}, runtime(Context(language="fr"), events),
-        llm=ScriptedChat(), search=FakeSearch(),
+        {"topic": " t ", "language": "German"},
+        runtime(Context(language="fr"), events),
+        llm=ScriptedChat(),
+        search=FakeSearch(),
     )
     assert update["topic"] == "t"
     assert update["language"] == "German"
     for key in ("keyword_hits", "ranked", "pages", "usage", "provenance"):
         assert isinstance(update[key], Overwrite) and update[key].value == []
-    assert events[0] == {"stage": "start_run", "event": "started", "topic": "t", "language": "German"}
+    assert events[0] == {
+        "stage": "start_run",
+        "event": "started",
+        "topic": "t",
+        "language": "German",
+    }
 
 
 async def test_start_run_uses_context_language_when_input_has_none() -> None:
-    update = await start_run({"topic": "t"}, runtime(Context(language="zh-cn")), llm=ScriptedChat(), search=FakeSearch())
+    update = await start_run(
+        {"topic": "t"}, runtime(Context(language="zh-cn")), llm=ScriptedChat(), search=FakeSearch()
+    )
     assert update["language"] == "zh-cn"

@@ -9,13 +9,40 @@ pytestmark = pytest.mark.anyio
 
 
 def chunk_task(**kw: Any) -> Any:
-    return {"url": "u", "title": "T", "queries": ["q"], "topic": "t", "language": "German", "index": 0, "chunk": "c", **kw}
+    return {
+        "url": "u",
+        "title": "T",
+        "queries": ["q"],
+        "topic": "t",
+        "language": "German",
+        "index": 0,
+        "chunk": "c",
+        **kw,
+    }
 
 
 def page_state(notes: list[Any]) -> Any:
-    page = {"url": "u", "title": "T", "site": "", "published": "", "date_read": "d", "queries": ["q"],
-            "text_hash": "h", "origin": "page", "summary": "", "order": 0}
-    return {"url": "u", "title": "T", "queries": ["q"], "topic": "t", "language": "German", "page": page, "chunk_notes": notes}
+    page = {
+        "url": "u",
+        "title": "T",
+        "site": "",
+        "published": "",
+        "date_read": "d",
+        "queries": ["q"],
+        "text_hash": "h",
+        "origin": "page",
+        "summary": "",
+        "order": 0,
+    }
+    return {
+        "url": "u",
+        "title": "T",
+        "queries": ["q"],
+        "topic": "t",
+        "language": "German",
+        "page": page,
+        "chunk_notes": notes,
+    }
 
 
 def note(i: int, relevant: bool, summary: str = "", error: str = "") -> Any:
@@ -42,7 +69,9 @@ async def test_summarise_chunk_records_malformed_output() -> None:
 
 
 async def test_reduce_page_drops_a_page_with_no_relevant_chunk() -> None:
-    update = await reduce_page(page_state([note(0, False), note(1, False)]), runtime(), llm=ScriptedChat())
+    update = await reduce_page(
+        page_state([note(0, False), note(1, False)]), runtime(), llm=ScriptedChat()
+    )
     assert "pages" not in update
     assert update["provenance"][0]["outcome"] == "not_relevant"
     assert "2 chunk(s)" in update["provenance"][0]["reason"]
@@ -50,13 +79,17 @@ async def test_reduce_page_drops_a_page_with_no_relevant_chunk() -> None:
 
 async def test_reduce_page_uses_a_single_relevant_note_without_a_call() -> None:
     llm = ScriptedChat()
-    update = await reduce_page(page_state([note(0, False), note(1, True, "fact")]), runtime(), llm=llm)
+    update = await reduce_page(
+        page_state([note(0, False), note(1, True, "fact")]), runtime(), llm=llm
+    )
     assert update["pages"][0]["summary"] == "fact" and llm.calls == []
 
 
 async def test_reduce_page_merges_several_notes_in_chunk_order_with_one_call() -> None:
     llm = ScriptedChat({"reduce_page": [PageSummary(summary="merged")]})
-    update = await reduce_page(page_state([note(1, True, "second"), note(0, True, "first")]), runtime(), llm=llm)
+    update = await reduce_page(
+        page_state([note(1, True, "second"), note(0, True, "first")]), runtime(), llm=llm
+    )
     assert update["pages"][0]["summary"] == "merged"
     prompt = str(llm.calls[0][1][1].content)
     assert prompt.index("first") < prompt.index("second")
@@ -64,5 +97,10 @@ async def test_reduce_page_merges_several_notes_in_chunk_order_with_one_call() -
 
 async def test_reduce_page_joins_notes_when_the_merge_is_malformed() -> None:
     llm = ScriptedChat({"reduce_page": ["garbage"]})
-    update = await reduce_page(page_state([note(0, True, "a"), note(1, True, "b")]), runtime(), llm=llm)
-    assert update["pages"][0]["summary"] == "a\n\nb" and update["provenance"][0]["outcome"] == "fallback"
+    update = await reduce_page(
+        page_state([note(0, True, "a"), note(1, True, "b")]), runtime(), llm=llm
+    )
+    assert (
+        update["pages"][0]["summary"] == "a\n\nb"
+        and update["provenance"][0]["outcome"] == "fallback"
+    )

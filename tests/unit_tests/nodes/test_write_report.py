@@ -1,4 +1,4 @@
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -13,22 +13,44 @@ pytestmark = pytest.mark.anyio
 
 
 def source(i: int) -> Source:
-    return Source(id=i, url=f"https://e.org/{i}", title=f"T{i}", site="", published="", date_read="2026-01-01",
-                  queries=["q"], text_hash=f"h{i}", origin="page", summary=f"summary {i}")
+    return Source(
+        id=i,
+        url=f"https://e.org/{i}",
+        title=f"T{i}",
+        site="",
+        published="",
+        date_read="2026-01-01",
+        queries=["q"],
+        text_hash=f"h{i}",
+        origin="page",
+        summary=f"summary {i}",
+    )
 
 
 def state(**kw: Any) -> Any:
-    return {"topic": "t", "language": "fr", "sources": [source(1), source(2)], "report_attempts": 0, "report": "",
-            "provenance": [], **kw}
+    return {
+        "topic": "t",
+        "language": "fr",
+        "sources": [source(1), source(2)],
+        "report_attempts": 0,
+        "report": "",
+        "provenance": [],
+        **kw,
+    }
 
 
 async def test_write_report_removes_unknown_citations_and_appends_ledger_references() -> None:
-    llm = ScriptedChat({"write_report": ["# R\n\nA [1]. B [5].\n\n## References\n[1] made up https://x.org"]})
+    llm = ScriptedChat(
+        {"write_report": ["# R\n\nA [1]. B [5].\n\n## References\n[1] made up https://x.org"]}
+    )
     update = await write_report(state(), runtime(), llm=llm)
     assert "[5]" not in update["report"] and "made up" not in update["report"]
     assert "<https://e.org/2>" in update["report"]
     assert [p["subject"] for p in update["provenance"] if p["outcome"] == "removed"] == ["[5]"]
-    assert update["status"] == "ok" and route_after_report({**state(), **update}) == "__end__"
+    assert (
+        update["status"] == "ok"
+        and route_after_report(cast(Any, {**state(), **update})) == "__end__"
+    )
     assert "fr" in str(llm.calls[0][1][0].content)
 
 
@@ -36,19 +58,35 @@ async def test_write_report_retries_an_uncited_draft_once_then_flags_it() -> Non
     llm = ScriptedChat({"write_report": ["no citations", "still none"]})
     first = await write_report(state(), runtime(), llm=llm)
     assert "report" not in first and first["report_attempts"] == 1
-    assert route_after_report({**state(), **first}) == "write_report"
+    assert route_after_report(cast(Any, {**state(), **first})) == "write_report"
     second = await write_report(state(report_attempts=1), runtime(), llm=llm)
     assert second["report"].startswith(UNCITED_WARNING)
     assert second["provenance"][-1]["outcome"] == "flagged"
-    assert "cited no source" in str(llm.calls[1][1][1].content) or "cited no" in str(llm.calls[1][1][1].content)
+    assert "cited no source" in str(llm.calls[1][1][1].content) or "cited no" in str(
+        llm.calls[1][1][1].content
+    )
 
 
 async def test_collect_sources_numbers_pages_and_merges_same_text() -> None:
     def page(url: str, h: str, order: int, q: str) -> Any:
-        return {"url": url, "title": url, "site": "", "published": "", "date_read": "d", "queries": [q],
-                "text_hash": h, "origin": "page", "summary": "s", "order": order}
+        return {
+            "url": url,
+            "title": url,
+            "site": "",
+            "published": "",
+            "date_read": "d",
+            "queries": [q],
+            "text_hash": h,
+            "origin": "page",
+            "summary": "s",
+            "order": order,
+        }
 
-    pages = [page("https://b", "h2", 1, "q2"), page("https://a", "h1", 0, "q1"), page("https://mirror", "h1", 2, "q3")]
+    pages = [
+        page("https://b", "h2", 1, "q2"),
+        page("https://a", "h1", 0, "q1"),
+        page("https://mirror", "h1", 2, "q3"),
+    ]
     update = await collect_sources({"pages": pages}, runtime())  # type: ignore[typeddict-item]
     assert [(s["id"], s["url"]) for s in update["sources"]] == [(1, "https://a"), (2, "https://b")]
     assert update["sources"][0]["queries"] == ["q1", "q3"]
@@ -58,8 +96,18 @@ async def test_collect_sources_numbers_pages_and_merges_same_text() -> None:
 
 async def test_insufficient_evidence_lists_what_was_tried_without_a_model() -> None:
     prov = [
-        {"stage": "search_query", "subject": "q1", "outcome": "issued", "reason": "tavily: 3 results"},
-        {"stage": "read_page", "subject": "https://x.org", "outcome": "blocked", "reason": "captcha"},
+        {
+            "stage": "search_query",
+            "subject": "q1",
+            "outcome": "issued",
+            "reason": "tavily: 3 results",
+        },
+        {
+            "stage": "read_page",
+            "subject": "https://x.org",
+            "outcome": "blocked",
+            "reason": "captcha",
+        },
     ]
     update = await insufficient_evidence(state(provenance=prov), runtime())
     assert update["status"] == "insufficient_evidence"

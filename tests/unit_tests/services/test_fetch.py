@@ -27,8 +27,17 @@ async def test_fetch_follows_redirects_up_to_the_limit(web: FakeWeb) -> None:
         await HttpFetcher().fetch(web.url("/redirect/5/empty.html"), limits=LIMITS)
 
 
-@pytest.mark.parametrize(("path", "reason", "transient"), [("/status/404", "http_404", False), ("/status/503", "http_503", True), ("/binary", "not_html", False)])
-async def test_fetch_errors_carry_reason_and_transience(web: FakeWeb, path: str, reason: str, transient: bool) -> None:
+@pytest.mark.parametrize(
+    ("path", "reason", "transient"),
+    [
+        ("/status/404", "http_404", False),
+        ("/status/503", "http_503", True),
+        ("/binary", "not_html", False),
+    ],
+)
+async def test_fetch_errors_carry_reason_and_transience(
+    web: FakeWeb, path: str, reason: str, transient: bool
+) -> None:
     with pytest.raises(FetchError) as err:
         await HttpFetcher().fetch(web.url(path), limits=LIMITS)
     assert err.value.reason.startswith(reason) and err.value.transient is transient
@@ -36,7 +45,9 @@ async def test_fetch_errors_carry_reason_and_transience(web: FakeWeb, path: str,
 
 async def test_fetch_gives_up_on_a_slow_drip_at_the_deadline(web: FakeWeb) -> None:
     with pytest.raises(FetchError, match="timeout"):
-        await HttpFetcher().fetch(web.url("/slow"), limits=FetchLimits(timeout_s=0.5, max_bytes=100_000, max_redirects=0))
+        await HttpFetcher().fetch(
+            web.url("/slow"), limits=FetchLimits(timeout_s=0.5, max_bytes=100_000, max_redirects=0)
+        )
 
 
 async def test_fetch_reports_an_unreachable_host_as_transient() -> None:

@@ -34,7 +34,9 @@ def spec(method: Any = "json_schema") -> ModelSpec:
 @pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode"])
 async def test_structured_output_works_with_each_method(method: str) -> None:
     model = FakeModel()
-    reply = await chat(model).structured(MSGS, Keywords, spec=spec(method), stage="generate_keywords")
+    reply = await chat(model).structured(
+        MSGS, Keywords, spec=spec(method), stage="generate_keywords"
+    )
     assert reply.value.keywords[0] == "batteries overview"
     assert reply.usage["calls"] == 1 and reply.usage["input_tokens"] > 0
     assert reply.usage["stage"] == "generate_keywords" and reply.usage["model"] == "gpt-4o-mini"
@@ -44,14 +46,18 @@ async def test_json_mode_puts_the_schema_in_the_prompt() -> None:
     model = FakeModel()
     await chat(model).structured(MSGS, Keywords, spec=spec("json_mode"), stage="generate_keywords")
     system = model.requests[0]["messages"][-1]["content"]
-    assert '"keywords"' in system and model.requests[0]["response_format"] == {"type": "json_object"}
+    assert '"keywords"' in system and model.requests[0]["response_format"] == {
+        "type": "json_object"
+    }
 
 
 async def test_malformed_json_raises_model_output_error_with_usage() -> None:
     model = FakeModel()
     model.fail("Keywords", "malformed")
     with pytest.raises(ModelOutputError) as err:
-        await chat(model).structured(MSGS, Keywords, spec=spec("json_mode"), stage="generate_keywords")
+        await chat(model).structured(
+            MSGS, Keywords, spec=spec("json_mode"), stage="generate_keywords"
+        )
     assert err.value.usage is not None and err.value.usage["calls"] == 1
 
 

@@ -1,4 +1,5 @@
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -11,8 +12,15 @@ from tests.support.loopback import FakeWeb
 pytestmark = pytest.mark.anyio
 
 
-def settings(base: str = "", corpus: str = "", backend: str = "tavily") -> SearchSettings:
-    return SearchSettings(backend=backend, tavily_base_url=base or "http://127.0.0.1:9", corpus_dir=corpus, timeout_s=5)  # type: ignore[arg-type]
+def settings(
+    base: str = "", corpus: str = "", backend: Literal["tavily", "corpus"] = "tavily"
+) -> SearchSettings:
+    return SearchSettings(
+        backend=backend,
+        tavily_base_url=base or "http://127.0.0.1:9",
+        corpus_dir=corpus,
+        timeout_s=5,
+    )
 
 
 async def test_tavily_search_goes_through_the_real_client_to_the_base_url(web: FakeWeb) -> None:
@@ -24,31 +32,47 @@ async def test_tavily_search_goes_through_the_real_client_to_the_base_url(web: F
 
 
 @pytest.mark.parametrize(("status", "transient"), [(429, True), (500, True), (400, False)])
-async def test_tavily_errors_become_search_errors(web: FakeWeb, status: int, transient: bool) -> None:
+async def test_tavily_errors_become_search_errors(
+    web: FakeWeb, status: int, transient: bool
+) -> None:
     web.search_failures["q"] = status
     with pytest.raises(SearchError) as err:
-        await TavilySearch(environ={"TAVILY_API_KEY": "k"}).search("q", max_results=3, settings=settings(web.base))
+        await TavilySearch(environ={"TAVILY_API_KEY": "k"}).search(
+            "q", max_results=3, settings=settings(web.base)
+        )
     assert err.value.transient is transient and err.value.backend == "tavily"
 
 
 async def test_tavily_401_is_a_config_error(web: FakeWeb) -> None:
     web.search_failures["q"] = 401
     with pytest.raises(ConfigError, match="TAVILY_API_KEY"):
-        await TavilySearch(environ={"TAVILY_API_KEY": "bad"}).search("q", max_results=3, settings=settings(web.base))
+        await TavilySearch(environ={"TAVILY_API_KEY": "bad"}).search(
+            "q", max_results=3, settings=settings(web.base)
+        )
 
 
 async def test_tavily_unreachable_is_transient() -> None:
     with pytest.raises(SearchError) as err:
-        await TavilySearch(environ={"TAVILY_API_KEY": "k"}).search("q", max_results=3, settings=settings())
+        await TavilySearch(environ={"TAVILY_API_KEY": "k"}).search(
+            "q", max_results=3, settings=settings()
+        )
     assert err.value.transient
 
 
 async def test_corpus_search_ranks_files_by_bm25_and_carries_their_text(tmp_path: Path) -> None:
-    (tmp_path / "a.md").write_text("# Lithium recycling\nLithium lithium batteries are recycled.", encoding="utf-8")
+    (tmp_path / "a.md").write_text(
+        "# Lithium recycling\nLithium lithium batteries are recycled.", encoding="utf-8"
+    )
     (tmp_path / "b.txt").write_text("Bananas and bread.", encoding="utf-8")
-    (tmp_path / "c.html").write_text("<html><title>Akkus</title><body>Lithium in Akkus</body></html>", encoding="utf-8")
+    (tmp_path / "c.html").write_text(
+        "<html><title>Akkus</title><body>Lithium in Akkus</body></html>", encoding="utf-8"
+    )
     (tmp_path / "skip.pdf").write_bytes(b"%PDF-1.4 lithium")
-    hits = await CorpusSearch().search("lithium batteries?", max_results=5, settings=settings(corpus=str(tmp_path), backend="corpus"))
+    hits = await CorpusSearch().search(
+        "lithium batteries?",
+        max_results=5,
+        settings=settings(corpus=str(tmp_path), backend="corpus"),
+    )
     assert [Path(h["url"].removeprefix("file://")).name for h in hits] == ["a.md", "c.html"]
     assert hits[0]["title"] == "Lithium recycling" and hits[1]["title"] == "Akkus"
     assert hits[0]["raw_content"] and hits[0]["content_type"] == "text/markdown"

@@ -1,0 +1,106 @@
+"""The CLI as a user runs it: a subprocess against the loopback web."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from deskresearch.cli import slug_for
+from tests.support.loopback import FakeWeb, default_catalogue
+
+ROOT = Path(__file__).parents[2]
+
+
+def cli(
+    web: FakeWeb | None, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    base_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "TAVILY_", "DESKRESEARCH_"))
+    }
+    if web is not None:
+        base_env |= {
+            "OPENAI_BASE_URL": web.base + "/v1",
+            "DESKRESEARCH_TAVILY_BASE_URL": web.base,
+            "TAVILY_API_KEY": "tvly-test",
+        }
+    base_env |= env or {}
+    return subprocess.run(
+        [sys.executable, "-m", "deskresearch", *args],
+        capture_output=True,
+        text=True,
+        env=base_env,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_cli_writes_report_and_json_and_exits_0(web: FakeWeb, tmp_path: Path) -> None:
+    proc = cli(web, "EV battery recycling", "-o", str(tmp_path), "--language", "fr")
+    assert proc.returncode == 0, proc.stderr
+    md = tmp_path / "ev-battery-recycling.md"
+    data = json.loads((tmp_path / "ev-battery-recycling.json").read_text(encoding="utf-8"))
+    assert md.read_text(encoding="utf-8") == data["report"]
+    assert data["status"] == "ok" and data["sources"] and data["settings"]["language"] == "fr"
+    assert {"report", "sources", "queries", "usage", "provenance", "status"} <= set(data)
+    assert "[summarise_chunk] finished" in proc.stderr and "[write_report] finished" in proc.stderr
+    assert "test-key" not in md.read_text(encoding="utf-8") + json.dumps(data)
+
+
+def test_cli_exits_2_on_insufficient_evidence(web: FakeWeb, tmp_path: Path) -> None:
+    web.catalogue = [e for e in default_catalogue() if e.path in ("/pages/captcha.html", "/binary")]
+    proc = cli(web, "EV battery recycling", "-o", str(tmp_path), "-q")
+    assert proc.returncode == 2, proc.stderr
+    assert "Insufficient evidence" in (tmp_path / "ev-battery-recycling.md").read_text(
+        encoding="utf-8"
+    )
+
+
+def test_cli_exits_1_with_one_line_naming_both_fixes_without_an_endpoint(tmp_path: Path) -> None:
+    proc = cli(None, "EV battery recycling", "-o", str(tmp_path))
+    assert proc.returncode == 1
+    assert "OPENAI_API_KEY" in proc.stderr and "OPENAI_BASE_URL" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not list(tmp_path.iterdir())
+
+
+def test_cli_exits_1_on_a_bad_setting_and_an_empty_topic(tmp_path: Path) -> None:
+    proc = cli(None, "x", "--url-per-query", "99")
+    assert (
+        proc.returncode == 1
+        and "url_per_query" in proc.stderr
+        and "less than or equal to 20" in proc.stderr
+    )
+    proc = cli(None, "   ", env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert proc.returncode == 1 and "topic is empty" in proc.stderr
+
+
+def test_cli_help_lists_every_option_with_its_env_var() -> None:
+    proc = cli(None, "--help")
+    assert proc.returncode == 0
+    from deskresearch.context import field_names
+
+    for name in field_names():
+        assert f"DESKRESEARCH_{name.upper()}" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("topic", "slug"),
+    [
+        ("EV battery recycling", "ev-battery-recycling"),
+        ("../../etc/passwd", "etc-passwd"),
+        ("电动汽车电池回收", "dian-dong-qi-che-dian-chi-hui-shou"),
+        ("???", "research"),
+    ],
+)
+def test_slug_is_safe_for_any_topic(topic: str, slug: str) -> None:
+    assert slug_for(topic) == slug
+
+
+def test_slug_is_capped() -> None:
+    assert len(slug_for("word " * 100)) <= 80
