@@ -1,0 +1,77 @@
+from typing import Any, cast
+
+import pytest
+from langgraph.errors import NodeError
+
+from deskresearch.context import Context
+from deskresearch.errors import ConfigError, SearchError
+from deskresearch.nodes.search import results_per_query, search_failed, search_keyword, search_query
+from deskresearch.nodes.summarise import reduce_failed, summarise_failed
+from tests.support.fakes import FakeSearch, hit, runtime
+
+pytestmark = pytest.mark.anyio
+
+
+def test_results_per_query_gives_ranking_a_choice() -> None:
+    assert results_per_query(Context(url_per_query=4)) == 8
+    assert results_per_query(Context(url_per_query=1)) == 6
+
+
+async def test_search_keyword_records_the_query_issued() -> None:
+    search = FakeSearch({"k": [hit(0), hit(1)]})
+    update = await search_keyword({"keyword": "k"}, runtime(), search=search)
+    assert update["keyword_hits"] == [{"keyword": "k", "hits": [hit(0), hit(1)]}]
+    assert (
+        update["provenance"][0]["outcome"] == "issued"
+        and "2 results" in update["provenance"][0]["reason"]
+    )
+
+
+async def test_search_query_asks_for_enough_results() -> None:
+    search = FakeSearch({"q": [hit(i) for i in range(20)]})
+    update = await search_query(
+        cast(Any, {"topic": "t", "query": "q", "order": 0}),
+        runtime(Context(url_per_query=5)),
+        search=search,
+    )
+    assert len(update["hits"]) == 10
+
+
+def test_search_failed_records_the_failure_and_continues_without_hits() -> None:
+    err = NodeError("search_query", SearchError("tavily", "q", "HTTP 503", transient=True))
+    update: Any = search_failed({"query": "q", "topic": "t", "order": 0}, err).update
+    assert update["hits"] == [] and update["provenance"][0]["outcome"] == "failed"
+    update = search_failed(
+        {"keyword": "k"}, NodeError("search_keyword", SearchError("tavily", "k", "x"))
+    ).update
+    assert update["keyword_hits"] == [{"keyword": "k", "hits": []}]
+
+
+def test_handlers_let_configuration_errors_stop_the_run() -> None:
+    with pytest.raises(ConfigError):
+        search_failed({"keyword": "k"}, NodeError("search_keyword", ConfigError("bad key")))
+    with pytest.raises(ConfigError):
+        summarise_failed(
+            cast(Any, {"url": "u", "index": 0}),
+            NodeError("summarise_chunk", ConfigError("bad key")),
+        )
+
+
+def test_summarise_and_reduce_handlers_keep_what_the_page_has() -> None:
+    err = NodeError("x", SearchError("m", "q", "503", transient=True))
+    chunk: Any = summarise_failed(cast(Any, {"url": "u", "index": 3}), err).update
+    assert chunk["chunk_notes"][0]["index"] == 3 and chunk["provenance"][0]["outcome"] == "failed"
+    page = {"url": "u", "title": "T", "summary": ""}
+    state: Any = {
+        "url": "u",
+        "page": page,
+        "chunk_notes": [
+            {"index": 1, "relevant": True, "summary": "b", "error": ""},
+            {"index": 0, "relevant": True, "summary": "a", "error": ""},
+        ],
+    }
+    update: Any = reduce_failed(state, err).update
+    assert (
+        update["pages"][0]["summary"] == "a\n\nb"
+        and update["provenance"][0]["outcome"] == "fallback"
+    )
