@@ -122,21 +122,18 @@ class QueryTask(TypedDict):
     order: int
 
 
-class QueryState(QueryTask):
-    """State inside one research_query branch."""
+class QueryOutput(TypedDict):
+    """What a research_query branch hands back to the main graph."""
 
-    hits: list[SearchHit]  # nodes/search.py (search_query)
     ranked: Annotated[list[RankedQuery], operator.add]  # nodes/rank_urls.py
     usage: Annotated[list[Usage], merge_usage]
     provenance: Annotated[list[Provenance], operator.add]
 
 
-class QueryOutput(TypedDict):
-    """What a research_query branch hands back to the main graph."""
+class QueryState(QueryTask, QueryOutput):
+    """State inside one research_query branch."""
 
-    ranked: Annotated[list[RankedQuery], operator.add]
-    usage: Annotated[list[Usage], merge_usage]
-    provenance: Annotated[list[Provenance], operator.add]
+    hits: list[SearchHit]  # nodes/search.py (search_query)
 
 
 class PageTask(TypedDict):
@@ -153,23 +150,20 @@ class PageTask(TypedDict):
     order: int
 
 
-class PageState(PageTask):
-    """State inside one process_page branch (read_page → summarise_chunk* → reduce_page)."""
+class PageOutput(TypedDict):
+    """What a process_page branch hands back to the main graph."""
 
-    chunks: list[str]  # nodes/read_page.py; empty when the page was rejected
-    page: NotRequired[PageDigest]  # nodes/read_page.py, without its summary yet
-    chunk_notes: Annotated[list[ChunkNote], operator.add]  # nodes/summarise.py (summarise_chunk)
     pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
     usage: Annotated[list[Usage], merge_usage]
     provenance: Annotated[list[Provenance], operator.add]
 
 
-class PageOutput(TypedDict):
-    """What a process_page branch hands back to the main graph."""
+class PageState(PageTask, PageOutput):
+    """State inside one process_page branch (read_page → summarise_chunk* → reduce_page)."""
 
-    pages: Annotated[list[PageDigest], operator.add]
-    usage: Annotated[list[Usage], merge_usage]
-    provenance: Annotated[list[Provenance], operator.add]
+    chunks: list[str]  # nodes/read_page.py; empty when the page was rejected
+    page: NotRequired[PageDigest]  # nodes/read_page.py, without its summary yet
+    chunk_notes: Annotated[list[ChunkNote], operator.add]  # nodes/summarise.py (summarise_chunk)
 
 
 class ChunkTask(TypedDict):

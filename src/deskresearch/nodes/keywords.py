@@ -8,8 +8,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
+from deskresearch.asking import ask
 from deskresearch.context import Context, resolve
-from deskresearch.errors import ModelOutputError
 from deskresearch.progress import emit, note
 from deskresearch.prompts import keywords as prompt
 from deskresearch.services.base import ChatService
@@ -32,17 +32,9 @@ async def generate_keywords(
     messages = prompt.render(
         topic=state["topic"], max_keywords=ctx.max_keywords, today=date.today()
     )
-    usage = []
-    try:
-        reply = await llm.structured(
-            messages, Keywords, spec=ctx.summary_spec(), stage="generate_keywords"
-        )
-        usage.append(reply.usage)
-        keywords = unique_phrases(reply.value.keywords, ctx.max_keywords)
-        problem = "" if keywords else "the model proposed no usable keyword"
-    except ModelOutputError as exc:
-        usage.extend([exc.usage] if exc.usage else [])
-        keywords, problem = [], str(exc)
+    answer = await ask(llm, messages, Keywords, spec=ctx.summary_spec(), stage="generate_keywords")
+    keywords = unique_phrases(answer.value.keywords, ctx.max_keywords) if answer.value else []
+    problem = answer.problem or ("" if keywords else "the model proposed no usable keyword")
     provenance = []
     if problem:
         provenance.append(
@@ -52,7 +44,7 @@ async def generate_keywords(
     return {
         "keywords": keywords,
         "keyword_attempts": attempt,
-        "usage": usage,
+        "usage": answer.usage,
         "provenance": provenance,
     }
 

@@ -9,8 +9,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
+from deskresearch.asking import ask
 from deskresearch.context import Context, resolve
-from deskresearch.errors import ModelOutputError
 from deskresearch.progress import emit, note
 from deskresearch.prompts import plan_queries as prompt
 from deskresearch.services.base import ChatService, TokenCounter
@@ -74,19 +74,12 @@ async def plan_queries(
     messages = prompt.render(
         topic=topic, results=block, max_queries=ctx.decomposition_nums, today=date.today()
     )
-    usage, provenance = [], []
-    try:
-        reply = await llm.structured(
-            messages, QueryPlan, spec=ctx.summary_spec(), stage="plan_queries"
-        )
-        usage.append(reply.usage)
-        queries = unique_phrases(reply.value.queries, ctx.decomposition_nums)
-        problem = "" if queries else "the model proposed no usable query"
-    except ModelOutputError as exc:
-        usage.extend([exc.usage] if exc.usage else [])
-        queries, problem = [], str(exc)
+    answer = await ask(llm, messages, QueryPlan, spec=ctx.summary_spec(), stage="plan_queries")
+    queries = unique_phrases(answer.value.queries, ctx.decomposition_nums) if answer.value else []
+    problem = answer.problem or ("" if queries else "the model proposed no usable query")
+    provenance = []
     if problem:
         queries = unique_phrases(state["keywords"], ctx.decomposition_nums)
         provenance.append(note("plan_queries", topic, "fallback", f"{problem}; using the keywords"))
     emit(runtime, "plan_queries", "finished", queries=queries)
-    return {"queries": queries, "usage": usage, "provenance": provenance}
+    return {"queries": queries, "usage": answer.usage, "provenance": provenance}

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
+from deskresearch.asking import ask
 from deskresearch.context import Context, resolve
 from deskresearch.errors import ModelOutputError, ServiceError
 from deskresearch.progress import emit, note
@@ -76,13 +77,13 @@ async def rank_urls(
     messages = prompt.render(
         topic=state["topic"], query=state["query"], hits=hits, today=date.today()
     )
-    usage, notes = [], []
+    answer = await ask(llm, messages, Ranking, spec=ctx.summary_spec(), stage="rank_urls")
+    notes = []
     try:
-        reply = await llm.structured(messages, Ranking, spec=ctx.summary_spec(), stage="rank_urls")
-        usage.append(reply.usage)
-        order = checked_order(reply.value.indices, len(hits))
+        if answer.value is None:
+            raise ModelOutputError(answer.problem)
+        order = checked_order(answer.value.indices, len(hits))
     except ModelOutputError as exc:
-        usage.extend([exc.usage] if exc.usage else [])
         # The engine's order is a fair ranking; dropping the query would lose its sources.
         order = list(range(len(hits)))
         notes.append(
@@ -96,7 +97,7 @@ async def rank_urls(
         query=state["query"],
         kept=len(update["ranked"][0]["hits"]),
     )
-    return {**update, "usage": usage, "provenance": notes + update["provenance"]}
+    return {**update, "usage": answer.usage, "provenance": notes + update["provenance"]}
 
 
 def rank_failed(state: QueryState, error: NodeError, runtime: Runtime[Context]) -> Command[Any]:

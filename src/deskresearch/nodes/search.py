@@ -11,7 +11,7 @@ from langgraph.types import Command
 from deskresearch.context import Context, resolve
 from deskresearch.errors import ServiceError
 from deskresearch.progress import emit, note
-from deskresearch.records import Stage
+from deskresearch.records import Provenance, SearchHit, Stage
 from deskresearch.services.base import SearchBackend
 from deskresearch.state import KeywordTask, QueryState
 
@@ -21,38 +21,31 @@ def results_per_query(ctx: Context) -> int:
     return max(2 * ctx.url_per_query, 6)
 
 
+async def _search(
+    query: str, stage: Stage, runtime: Runtime[Context], search: SearchBackend
+) -> tuple[list[SearchHit], list[Provenance]]:
+    ctx = resolve(runtime)
+    hits = await search.search(
+        query, max_results=results_per_query(ctx), settings=ctx.search_settings()
+    )
+    emit(runtime, stage, "finished", query=query, hits=len(hits))
+    return hits, [note(stage, query, "issued", f"{ctx.search}: {len(hits)} results")]
+
+
 async def search_keyword(
     state: KeywordTask, runtime: Runtime[Context], *, search: SearchBackend
 ) -> dict[str, Any]:
     """Search one keyword; its hits feed plan_queries."""
-    ctx = resolve(runtime)
-    keyword = state["keyword"]
-    hits = await search.search(
-        keyword, max_results=results_per_query(ctx), settings=ctx.search_settings()
-    )
-    emit(runtime, "search_keyword", "finished", query=keyword, hits=len(hits))
-    return {
-        "keyword_hits": [{"keyword": keyword, "hits": hits}],
-        "provenance": [
-            note("search_keyword", keyword, "issued", f"{ctx.search}: {len(hits)} results")
-        ],
-    }
+    hits, provenance = await _search(state["keyword"], "search_keyword", runtime, search)
+    return {"keyword_hits": [{"keyword": state["keyword"], "hits": hits}], "provenance": provenance}
 
 
 async def search_query(
     state: QueryState, runtime: Runtime[Context], *, search: SearchBackend
 ) -> dict[str, Any]:
     """Search one research query; rank_urls orders its hits next."""
-    ctx = resolve(runtime)
-    query = state["query"]
-    hits = await search.search(
-        query, max_results=results_per_query(ctx), settings=ctx.search_settings()
-    )
-    emit(runtime, "search_query", "finished", query=query, hits=len(hits))
-    return {
-        "hits": hits,
-        "provenance": [note("search_query", query, "issued", f"{ctx.search}: {len(hits)} results")],
-    }
+    hits, provenance = await _search(state["query"], "search_query", runtime, search)
+    return {"hits": hits, "provenance": provenance}
 
 
 def search_failed(state: dict[str, Any], error: NodeError) -> Command[Any]:

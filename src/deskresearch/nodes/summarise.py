@@ -9,8 +9,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
+from deskresearch.asking import ask
 from deskresearch.context import Context, resolve
-from deskresearch.errors import ModelOutputError, ServiceError
+from deskresearch.errors import ServiceError
 from deskresearch.progress import emit, note
 from deskresearch.prompts import summarise as prompt
 from deskresearch.services.base import ChatService
@@ -47,20 +48,18 @@ async def summarise_chunk(
         chunk=state["chunk"],
         language=state["language"],
     )
-    try:
-        reply = await llm.structured(
-            messages, ChunkSummary, spec=ctx.summary_spec(), stage="summarise_chunk"
-        )
-    except ModelOutputError as exc:
-        update: dict[str, Any] = {"chunk_notes": [_note(state["index"], error=str(exc))]}
-        update["provenance"] = [
-            note("summarise_chunk", state["url"], "failed", f"chunk {state['index']}: {exc}")
-        ]
-        if exc.usage:
-            update["usage"] = [exc.usage]
-        return update
-    summary = reply.value.summary.strip()
-    relevant = reply.value.relevant and bool(summary)
+    answer = await ask(
+        llm, messages, ChunkSummary, spec=ctx.summary_spec(), stage="summarise_chunk"
+    )
+    if answer.value is None:
+        reason = f"chunk {state['index']}: {answer.problem}"
+        return {
+            "chunk_notes": [_note(state["index"], error=answer.problem)],
+            "provenance": [note("summarise_chunk", state["url"], "failed", reason)],
+            "usage": answer.usage,
+        }
+    summary = answer.value.summary.strip()
+    relevant = answer.value.relevant and bool(summary)
     emit(
         runtime,
         "summarise_chunk",
@@ -71,7 +70,7 @@ async def summarise_chunk(
     )
     return {
         "chunk_notes": [_note(state["index"], relevant=relevant, summary=summary)],
-        "usage": [reply.usage],
+        "usage": answer.usage,
     }
 
 
@@ -123,19 +122,14 @@ async def reduce_page(
             notes=summaries,
             language=state["language"],
         )
-        try:
-            reply = await llm.structured(
-                messages, PageSummary, spec=ctx.summary_spec(), stage="reduce_page"
-            )
-            usage.append(reply.usage)
-            summary = reply.value.summary.strip()
-            if not summary:
-                raise ModelOutputError("reduce_page: empty summary")
-        except ModelOutputError as exc:
-            usage.extend([exc.usage] if exc.usage else [])
+        answer = await ask(llm, messages, PageSummary, spec=ctx.summary_spec(), stage="reduce_page")
+        usage = answer.usage
+        summary = answer.value.summary.strip() if answer.value else ""
+        if not summary:
             summary = "\n\n".join(summaries)
+            problem = answer.problem or "reduce_page: empty summary"
             provenance.append(
-                note("reduce_page", state["url"], "fallback", f"{exc}; joining the chunk notes")
+                note("reduce_page", state["url"], "fallback", f"{problem}; joining the chunk notes")
             )
     emit(runtime, "reduce_page", "finished", url=state["url"], chunks=len(summaries))
     return {"pages": [{**page, "summary": summary}], "usage": usage, "provenance": provenance}
