@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import trafilatura
 
 from deskresearch.records import Extracted
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
+# One worker: trafilatura copies lxml trees, and concurrent extractions in several threads
+# crashed the interpreter (SIGABRT inside lxml) on a clean install. Threads would not be faster
+# anyway (the GIL); the event loop stays free either way.
+_EXTRACTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trafilatura")
 
 
 def _strip_front_matter(text: str) -> str:
@@ -53,7 +59,7 @@ def extract_sync(body: bytes | str, *, url: str, content_type: str) -> Extracted
 
 
 class TrafilaturaExtractor:
-    """Runs trafilatura in a worker thread, so parsing never blocks the event loop."""
+    """Runs trafilatura in one worker thread, so parsing never blocks the event loop."""
 
     async def extract(self, body: bytes | str, *, url: str, content_type: str) -> Extracted | None:
         """Return the page's main content as markdown, or None when it has none.
@@ -61,4 +67,5 @@ class TrafilaturaExtractor:
         Plain text and markdown pass through unchanged; HTML goes through trafilatura, which
         also detects the charset of raw bytes.
         """
-        return await asyncio.to_thread(extract_sync, body, url=url, content_type=content_type)
+        job = partial(extract_sync, body, url=url, content_type=content_type)
+        return await asyncio.get_running_loop().run_in_executor(_EXTRACTOR, job)
