@@ -76,11 +76,13 @@ def route_after_keywords(
 
 
 def fan_out_queries(state: ResearchState) -> list[Send]:
-    """One search-and-rank branch per research query."""
+    """One search-and-rank branch per research query, handing over results already searched."""
+    known = {kh["keyword"].casefold(): kh["hits"] for kh in state["keyword_hits"] if kh["hits"]}
     return [
-        Send("research_query", QueryTask(topic=state["topic"], query=q, order=i))
+        Send("research_query", QueryTask(topic=state["topic"], query=q, order=i,
+                                         known_hits=known.get(q.casefold())))
         for i, q in enumerate(state["queries"])
-    ]
+    ]  # fmt: skip
 
 
 def route_after_dedup(state: ResearchState) -> Literal["insufficient_evidence"] | list[Send]:

@@ -120,6 +120,7 @@ class QueryTask(TypedDict):
     topic: str
     query: str
     order: int
+    known_hits: list[SearchHit] | None  # the keyword stage's results when query == a keyword
 
 
 class QueryOutput(TypedDict):

@@ -86,6 +86,9 @@ async def test_misbehaving_model_falls_back_and_records_it(web: FakeWeb) -> None
     assert any(p["stage"] == "keywords_fallback" and p["outcome"] == "fallback" for p in prov)
     assert web.searches[0]["query"] == "EV battery recycling", "the topic itself was searched"
     assert out["queries"] == ["EV battery recycling"], "plan fell back to the keywords"
+    assert [s["query"] for s in web.searches] == ["EV battery recycling"], (
+        "results reused, not re-searched"
+    )
     assert any(p["stage"] == "rank_urls" and p["outcome"] == "fallback" for p in prov)
     removed = sorted(p["subject"] for p in prov if p["outcome"] == "removed")
     assert removed == ["[77]", "[99]"]

@@ -43,7 +43,14 @@ async def search_keyword(
 async def search_query(
     state: QueryState, runtime: Runtime[Context], *, search: SearchBackend
 ) -> dict[str, Any]:
-    """Search one research query; rank_urls orders its hits next."""
+    """Search one research query (unless the keyword stage already did); rank_urls orders its hits."""
+    known = state.get("known_hits")
+    if known is not None:
+        reason = f"same search as the keyword stage: its {len(known)} results reused"
+        return {
+            "hits": known,
+            "provenance": [note("search_query", state["query"], "duplicate", reason)],
+        }
     hits, provenance = await _search(state["query"], "search_query", runtime, search)
     return {"hits": hits, "provenance": provenance}
 

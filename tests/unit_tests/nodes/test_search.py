@@ -30,11 +30,19 @@ async def test_search_keyword_records_the_query_issued() -> None:
 async def test_search_query_asks_for_enough_results() -> None:
     search = FakeSearch({"q": [hit(i) for i in range(20)]})
     update = await search_query(
-        cast(Any, {"topic": "t", "query": "q", "order": 0}),
+        cast(Any, {"topic": "t", "query": "q", "order": 0, "known_hits": None}),
         runtime(Context(url_per_query=5)),
         search=search,
     )
     assert len(update["hits"]) == 10
+
+
+async def test_search_query_reuses_keyword_results_without_searching() -> None:
+    search = FakeSearch({"q": [hit(1)]})
+    task = cast(Any, {"topic": "t", "query": "q", "order": 0, "known_hits": [hit(7)]})
+    update = await search_query(task, runtime(), search=search)
+    assert update["hits"] == [hit(7)] and search.queries == []
+    assert update["provenance"][0]["outcome"] == "duplicate"
 
 
 def test_search_failed_records_the_failure_and_continues_without_hits() -> None:
