@@ -51,7 +51,7 @@ def stage_of(body: dict[str, Any]) -> str:
 class FakeModel:
     """Scripted model with a request log and per-step fault queues."""
 
-    queries: int = 4
+    queries: int = 10  # more than any default asks for: the graph must cap it
     faults: dict[str, list[Fault]] = field(default_factory=lambda: defaultdict(list))
     requests: list[dict[str, Any]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)

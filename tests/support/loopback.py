@@ -18,9 +18,36 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.support.fake_model import FakeModel
+from tests.support.fake_model import FakeModel, stage_of
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+
+
+@dataclass(frozen=True)
+class Latency:
+    """How long the fake services take: a model call costs a fixed time plus time per token."""
+
+    call_s: float = 0.0
+    per_in_token_s: float = 0.0
+    per_out_token_s: float = 0.0
+    search_s: float = 0.0
+    fetch_s: float = 0.0
+
+    def model(self, tokens_in: int, tokens_out: int) -> float:
+        """Return the simulated duration of one model call."""
+        return self.call_s + tokens_in * self.per_in_token_s + tokens_out * self.per_out_token_s
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request the loopback web served, with its simulated duration."""
+
+    kind: str  # "model", "search" or "fetch"
+    key: str  # the model step, the query, or the path
+    seconds: float
+    body: dict[str, Any]
+    tokens_in: int = 0
+    tokens_out: int = 0
 
 
 @dataclass(frozen=True)
@@ -77,6 +104,8 @@ class FakeWeb:
     searches: list[dict[str, Any]] = field(default_factory=list)
     search_headers: list[dict[str, str]] = field(default_factory=list)
     returned: list[str] = field(default_factory=list)  # every result URL handed out
+    latency: Latency = field(default_factory=Latency)
+    log: list[Call] = field(default_factory=list)
     port: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -88,6 +117,13 @@ class FakeWeb:
     def url(self, path: str) -> str:
         """Return the absolute URL of ``path`` on this server."""
         return self.base + path
+
+    def record(self, call: Call) -> None:
+        """Sleep for the call's simulated duration and log it."""
+        if call.seconds > 0:
+            time.sleep(call.seconds)
+        with self._lock:
+            self.log.append(call)
 
     def search(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Answer a Tavily /search body: a deterministic window of the catalogue per query."""
@@ -129,12 +165,19 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"{}")
+        web = self.web
         if self.path.endswith("/chat/completions"):
-            self._json(*self.web.model.handle(body))
+            status, payload = web.model.handle(body)
+            usage = payload.get("usage", {})
+            t_in, t_out = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+            seconds = web.latency.model(t_in, t_out)
+            web.record(Call("model", stage_of(body), seconds, body, t_in, t_out))
+            self._json(status, payload)
         elif self.path == "/search":
-            with self.web._lock:
-                self.web.search_headers.append(dict(self.headers))
-            self._json(*self.web.search(body))
+            with web._lock:
+                web.search_headers.append(dict(self.headers))
+            web.record(Call("search", str(body.get("query", "")), web.latency.search_s, body))
+            self._json(*web.search(body))
         else:
             self._json(404, {"error": "no such endpoint"})
 
@@ -142,6 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         with self.web._lock:
             self.web.fetches[path] += 1
+        self.web.record(Call("fetch", path, self.web.latency.fetch_s, {}))
         if path.startswith("/pages/"):
             file = PAGES / path.removeprefix("/pages/")
             if not file.is_file():
