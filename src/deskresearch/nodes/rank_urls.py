@@ -41,20 +41,22 @@ def keep(
 ) -> dict[str, Any]:
     """Keep the first ``limit`` hits in ``order`` and record why every other hit was dropped."""
     hits, query = state["hits"], state["query"]
-    ordered = [hits[i] for i in order]
+    by_model = [hits[i] for i in order]
+    ordered = by_model
     if rank_func is not None:
-        ordered = [h for h in rank_func(ordered) if h in ordered]
+        ordered = [h for h in rank_func(by_model) if h in by_model]
     kept = ordered[:limit]
     kept_urls = {h["url"] for h in kept}
     considered = {h["url"] for h in ordered}
+    model_kept = {h["url"] for h in by_model}
+
+    def reason(url: str) -> str:
+        if url in considered:
+            return f"ranked below the top {limit}"
+        return "removed by the custom rank function" if url in model_kept else why
+
     dropped: list[Provenance] = [
-        note(
-            "rank_urls",
-            h["url"],
-            "not_relevant",
-            f"{'ranked below the top ' + str(limit) if h['url'] in considered else why} "
-            f"for query {query!r}",
-        )
+        note("rank_urls", h["url"], "not_relevant", f"{reason(h['url'])} for query {query!r}")
         for h in hits
         if h["url"] not in kept_urls
     ]

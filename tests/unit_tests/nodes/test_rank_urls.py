@@ -54,9 +54,10 @@ async def test_rank_urls_falls_back_to_engine_order_on_out_of_range_index() -> N
 async def test_rank_urls_applies_an_injected_rank_function_after_the_model() -> None:
     llm = ScriptedChat({"rank_urls": [Ranking(indices=[0, 1, 2])]})
     update = await rank_urls(
-        task(3), runtime(), llm=llm, rank_func=lambda hits: list(reversed(hits))
+        task(3), runtime(), llm=llm, rank_func=lambda hits: list(reversed(hits))[:2]
     )
-    assert urls(update["ranked"][0]["hits"])[0] == "https://example.org/2"
+    assert urls(update["ranked"][0]["hits"]) == ["https://example.org/2", "https://example.org/1"]
+    assert "custom rank function" in update["provenance"][0]["reason"]
 
 
 async def test_rank_urls_makes_no_call_without_hits() -> None:
