@@ -19,6 +19,7 @@ from slugify import slugify
 
 from deskresearch.context import ENV_PREFIX, Context, field_description, field_names
 from deskresearch.errors import ConfigError
+from deskresearch.graph import build_graph
 
 EXIT_OK, EXIT_ERROR, EXIT_INSUFFICIENT = 0, 1, 2
 MAX_SLUG_CHARS = 80
@@ -83,8 +84,6 @@ def _progress(event: dict[str, Any]) -> None:
 
 
 async def _run(topic: str, ctx: Context, *, quiet: bool, max_concurrency: int) -> dict[str, Any]:
-    from deskresearch.graph import build_graph  # imported late: --help stays fast
-
     graph = build_graph(max_concurrency=max_concurrency)
     final: dict[str, Any] = {}
     async for namespace, mode, chunk in graph.astream(
