@@ -9,7 +9,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from deskresearch.records import Provenance, Stage
+from deskresearch.records import Outcome, Provenance, Stage
 
 
 def emit(runtime: Runtime[Any], stage: Stage, event: str, **fields: Any) -> None:
@@ -17,6 +17,6 @@ def emit(runtime: Runtime[Any], stage: Stage, event: str, **fields: Any) -> None
     runtime.stream_writer({"stage": stage, "event": event, **fields})
 
 
-def note(stage: Stage, subject: str, outcome: Any, reason: str) -> Provenance:
+def note(stage: Stage, subject: str, outcome: Outcome, reason: str) -> Provenance:
     """Build one provenance record."""
     return Provenance(stage=stage, subject=subject, outcome=outcome, reason=reason)
