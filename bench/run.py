@@ -13,18 +13,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import resource
 import statistics
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from tests.support.loopback import Call
+from bench.measure import (
+    children_peak_rss_mb,
+    critical_path,
+    extraction_ms_per_page,
+    peak_overlap,
+)
+from bench.web import web_process
 
 ROOT = Path(__file__).resolve().parents[1]
 TOPICS = [
@@ -32,67 +35,23 @@ TOPICS = [
     "What limits the growth of night trains in Europe?",
     "How do open licences change how research is evaluated?",
 ]
-_QUERY = re.compile(r"^Query: (.*)$", re.MULTILINE)
-_PAGE_URL = re.compile(r'<page url="([^"]+)"')
-
-
-def _user_text(body: dict[str, Any]) -> str:
-    return "\n".join(
-        str(m.get("content") or "") for m in body["messages"] if m.get("role") == "user"
-    )
-
-
-def critical_path(log: list[Call], queries: list[str], base: str) -> float:
-    """Longest chain of dependent calls: keywords → keyword searches → plan → per query
-    (search + rank) → per page (fetch → slowest chunk → reduce) → report."""
-    model = [c for c in log if c.kind == "model"]
-
-    def seq(stage: str) -> float:  # calls of one step run one after another
-        return sum(c.seconds for c in model if c.key == stage)
-
-    searches = [c for c in log if c.kind == "search"]
-    kw_search = max((c.seconds for c in searches if c.key not in queries), default=0.0)
-    per_query: dict[str, float] = defaultdict(float)
-    for c in searches:
-        if c.key in queries:
-            per_query[c.key] += c.seconds
-    for c in model:
-        if c.key == "Ranking" and (m := _QUERY.search(_user_text(c.body))):
-            per_query[m.group(1)] += c.seconds
-    fetch: dict[str, float] = defaultdict(float)
-    for c in log:
-        if c.kind == "fetch":
-            fetch[base + c.key] += c.seconds
-    chunk: dict[str, float] = defaultdict(float)
-    reduce: dict[str, float] = defaultdict(float)
-    for c in model:
-        m = _PAGE_URL.search(_user_text(c.body))
-        if m and c.key == "ChunkSummary":
-            chunk[m.group(1)] = max(chunk[m.group(1)], c.seconds)
-        elif m and c.key == "PageSummary":
-            reduce[m.group(1)] += c.seconds
-    pages = set(fetch) | set(chunk)
-    page_path = max((fetch[p] + chunk[p] + reduce[p] for p in pages), default=0.0)
-    return (
-        seq("Keywords") + kw_search + seq("QueryPlan") + max(per_query.values(), default=0.0)
-        + page_path + seq("report")
-    )  # fmt: skip
 
 
 async def _one(params: dict[str, Any]) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
-    from tests.support.loopback import FakeWeb, Latency, serve
+    from tests.support.loopback import PAGES
     from tests.support.runs import context_for, graph_for
 
-    web = FakeWeb(latency=Latency(**params["latency"]))
-    with serve(web):
+    with web_process(params["latency"]) as (web, server_pid):
         graph = graph_for(web, max_concurrency=params["max_concurrency"])
         start = time.perf_counter()
         out = await graph.ainvoke(
             {"topic": params["topic"]}, context=context_for(web, **params["context"])
         )
         wall = time.perf_counter() - start
-        bound = critical_path(web.log, out["queries"], web.base)
+        workers_mb = children_peak_rss_mb(exclude={server_pid})
+    bound = critical_path(web.log, out["queries"])
+    fetched = [PAGES / k.removeprefix("/pages/") for k in web.fetches if k.startswith("/pages/")]
     usage = out["usage"]
     tokens_in = sum(u["input_tokens"] for u in usage)
     return {
@@ -112,6 +71,10 @@ async def _one(params: dict[str, Any]) -> dict[str, Any]:
         "sources": len(out["sources"]),
         "tokens_in_per_source": tokens_in / max(len(out["sources"]), 1),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "workers_rss_mb": workers_mb,
+        "extract_ms_per_page": extraction_ms_per_page(fetched),
+        "peak_model_calls": peak_overlap(web.log, "model"),
+        "peak_fetches": peak_overlap(web.log, "fetch"),
     }
 
 
@@ -129,16 +92,64 @@ def run_isolated(params: dict[str, Any]) -> dict[str, Any]:
 
 def _row(r: dict[str, Any]) -> str:
     return (
-        f"| {r['label']} | {r['wall_s']:.2f} | {r['bound_s']:.2f} | {r['ratio']:.2f} | {r['model_calls']} "
-        f"| {r['tokens_in']} / {r['tokens_out']} | {r['searches']} | {r['pages_fetched']} "
-        f"| {r['sources']} | {r['tokens_in_per_source']:.0f} | {r['peak_rss_mb']:.0f} |"
+        f"| {r['label']} | {r['wall_s']:.2f} | {r['bound_s']:.2f} | {r['ratio']:.2f} "
+        f"| {r['model_calls']} | {r['tokens_in']:.0f} / {r['tokens_out']:.0f} | {r['searches']:.0f} "
+        f"| {r['pages_fetched']:.0f} | {r['sources']:.0f} | {r['tokens_in_per_source']:.0f} "
+        f"| {r['extract_ms_per_page']:.0f} | {r['peak_rss_mb']:.0f} + {r['workers_rss_mb']:.0f} |"
     )
 
 
 HEADER = (
     "| run | wall s | bound s | ratio | model calls | tokens in / out | searches | pages fetched "
-    "| sources | in-tokens per source | peak RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|"
+    "| sources | in-tokens per source | extract ms/page | peak RSS MB (main + workers) |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
+LIMITS_HEADER = (
+    "| limits | wall s | bound s | ratio | peak model calls in flight | peak fetches in flight |\n"
+    "|---|---|---|---|---|---|"
+)
+
+
+def _limits(base: dict[str, Any]) -> None:
+    """Same research under tighter and looser explicit limits: what reaches the providers."""
+    print(LIMITS_HEADER)
+    for calls, fetches, per_host in [(1, 1, 1), (2, 4, 1), (4, 8, 2), (8, 16, 4), (32, 64, 16)]:
+        ctx = {"max_model_calls": calls, "max_fetches": fetches, "max_fetches_per_host": per_host}
+        r = run_isolated({**base, "context": {**base["context"], **ctx}})
+        print(
+            f"| {calls} calls, {fetches} fetches, {per_host}/host | {r['wall_s']:.2f} "
+            f"| {r['bound_s']:.2f} | {r['ratio']:.2f} | {r['peak_model_calls']} "
+            f"| {r['peak_fetches']} |",
+            flush=True,
+        )
+
+
+def _scale(base: dict[str, Any]) -> None:
+    """Grow queries × urls × chunks and show how time, tokens and memory follow."""
+    print(HEADER)
+    for q, u, chunk in [(2, 2, 6000), (4, 4, 6000), (4, 4, 1500), (6, 6, 1500), (8, 8, 800)]:
+        ctx = {"decomposition_nums": q, "url_per_query": u, "max_chunk_tokens": chunk}
+        r = run_isolated({**base, "context": ctx})
+        print(_row({**r, "label": f"{q}q × {u}u, chunk {chunk}"}), flush=True)
+
+
+def _topics(base: dict[str, Any], n: int) -> None:
+    """The default settings over ``n`` topics, with medians."""
+    print(HEADER)
+    results = []
+    for topic in TOPICS[:n]:
+        r = run_isolated({**base, "topic": topic})
+        results.append(r)
+        print(_row({**r, "label": topic[:40]}), flush=True)
+    med = {
+        k: statistics.median(r[k] for r in results)
+        for k in results[0]
+        if isinstance(results[0][k], int | float)
+    }
+    print(_row({**med, "label": "**median**", "model_calls": int(med["model_calls"])}))
+    print("\nmodel calls per stage (first topic):", results[0]["calls_by_stage"])
+    print("input tokens per stage (first topic):", results[0]["tokens_in_by_stage"])
+    print("max fetches of one URL:", max(r["max_fetches_per_url"] for r in results))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,9 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-out-token-s", type=float, default=0.005, help="seconds per output token")
     p.add_argument("--search-s", type=float, default=0.4, help="seconds per search request")
     p.add_argument("--fetch-s", type=float, default=0.2, help="seconds per page request")
-    p.add_argument("--max-concurrency", type=int, default=8, help="graph max_concurrency")
+    p.add_argument("--max-concurrency", type=int, default=32, help="graph max_concurrency")
     p.add_argument("--topics", type=int, default=3, help="how many topics (1-3)")
-    p.add_argument("--scale", action="store_true", help="grow queries × urls × chunks instead")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--scale", action="store_true", help="grow queries × urls × chunks")
+    mode.add_argument("--limits", action="store_true", help="vary the explicit call limits")
     args = p.parse_args(argv)
     if args.one:
         print(json.dumps(asyncio.run(_one(json.loads(args.one)))))
@@ -162,39 +175,14 @@ def main(argv: list[str] | None = None) -> int:
         "search_s": args.search_s, "fetch_s": args.fetch_s,
     }  # fmt: skip
     print(f"latency model: {latency}, max_concurrency={args.max_concurrency}\n")
-    print(HEADER)
+    base = {"topic": TOPICS[0], "context": {}, "latency": latency,
+            "max_concurrency": args.max_concurrency}  # fmt: skip
     if args.scale:
-        points = [(2, 2, 6000), (4, 4, 6000), (4, 4, 1500), (6, 6, 1500), (8, 8, 800)]
-        for q, u, chunk in points:
-            ctx = {"decomposition_nums": q, "url_per_query": u, "max_chunk_tokens": chunk}
-            r = run_isolated({"topic": TOPICS[0], "context": ctx, "latency": latency,
-                              "max_concurrency": args.max_concurrency})  # fmt: skip
-            print(_row({**r, "label": f"{q}q × {u}u, chunk {chunk}"}), flush=True)
-        return 0
-    results = []
-    for topic in TOPICS[: args.topics]:
-        r = run_isolated(
-            {
-                "topic": topic,
-                "context": {},
-                "latency": latency,
-                "max_concurrency": args.max_concurrency,
-            }
-        )
-        results.append(r)
-        print(_row({**r, "label": topic[:40]}), flush=True)
-    med = {
-        k: statistics.median(r[k] for r in results)
-        for k in results[0]
-        if isinstance(results[0][k], int | float)
-    }
-    print(_row({**med, "label": "**median**", "model_calls": int(med["model_calls"]),
-                "tokens_in": int(med["tokens_in"]), "tokens_out": int(med["tokens_out"]),
-                "searches": int(med["searches"]), "pages_fetched": int(med["pages_fetched"]),
-                "sources": int(med["sources"])}))  # fmt: skip
-    print("\nmodel calls per stage (first topic):", results[0]["calls_by_stage"])
-    print("input tokens per stage (first topic):", results[0]["tokens_in_by_stage"])
-    print("max fetches of one URL:", max(r["max_fetches_per_url"] for r in results))
+        _scale(base)
+    elif args.limits:
+        _limits(base)
+    else:
+        _topics(base, args.topics)
     return 0
 
 

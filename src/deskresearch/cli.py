@@ -19,7 +19,7 @@ from slugify import slugify
 
 from deskresearch.context import ENV_PREFIX, Context, field_description, field_names
 from deskresearch.errors import ConfigError
-from deskresearch.graph import build_graph
+from deskresearch.graph import MAX_CONCURRENCY, build_graph
 
 EXIT_OK, EXIT_ERROR, EXIT_INSUFFICIENT = 0, 1, 2
 MAX_SLUG_CHARS = 80
@@ -57,7 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument(
-        "--max-concurrency", type=int, default=8, help="parallel graph tasks (default: 8)"
+        "--max-concurrency",
+        type=int,
+        default=MAX_CONCURRENCY,
+        help=f"parallel graph tasks per step (default: {MAX_CONCURRENCY}); calls to providers "
+        "are bounded by --max-model-calls, --max-fetches, --max-fetches-per-host",
     )
     defaults = Context()
     settings = parser.add_argument_group("research settings (flag > environment > default)")

@@ -67,6 +67,14 @@ class Context:
     model_timeout_s: Annotated[
         float, Field(gt=0, le=1800, description="Seconds one model call may take.")
     ] = 120.0
+    max_model_calls: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=256,
+            description="Model calls in flight at once per endpoint, across all branches of a run.",
+        ),
+    ] = 8
     max_keywords: Annotated[
         int, Field(ge=1, le=10, description="Search keywords proposed for the topic (MetaGPT: 2).")
     ] = 2
@@ -104,6 +112,12 @@ class Context:
     search_timeout_s: Annotated[
         float, Field(gt=0, le=300, description="Seconds one search request may take.")
     ] = 30.0
+    max_fetches: Annotated[
+        int, Field(ge=1, le=256, description="Pages read at once, across all branches of a run.")
+    ] = 16
+    max_fetches_per_host: Annotated[
+        int, Field(ge=1, le=64, description="Pages read at once from one host (politeness).")
+    ] = 4
     page_timeout_s: Annotated[
         float, Field(gt=0, le=300, description="Seconds to read one page, redirects included.")
     ] = 20.0
@@ -168,6 +182,7 @@ class Context:
             base_url=self.base_url,
             method=self.structured_output,
             timeout_s=self.model_timeout_s,
+            max_concurrent=self.max_model_calls,
         )
 
     def report_spec(self) -> ModelSpec:
@@ -177,6 +192,7 @@ class Context:
             base_url=self.base_url,
             method=self.structured_output,
             timeout_s=self.model_timeout_s,
+            max_concurrent=self.max_model_calls,
         )
 
     def search_settings(self) -> SearchSettings:
@@ -194,6 +210,8 @@ class Context:
             timeout_s=self.page_timeout_s,
             max_bytes=self.max_page_bytes,
             max_redirects=self.max_redirects,
+            max_concurrent=self.max_fetches,
+            max_per_host=self.max_fetches_per_host,
         )
 
 

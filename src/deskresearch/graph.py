@@ -51,7 +51,7 @@ from deskresearch.state import (
 TRANSIENT = RetryPolicy(
     max_attempts=3, initial_interval=1.0, backoff_factor=2.0, retry_on=is_transient
 )
-MAX_CONCURRENCY = 8  # parallel tasks per step; providers throttle beyond this
+MAX_CONCURRENCY = 32  # tasks per step; calls to providers are bounded by Context limits
 
 ResearchGraph = CompiledStateGraph[ResearchState, Context, ResearchInput, ResearchOutput]
 
@@ -167,7 +167,8 @@ def build_graph(
     p.add_edge("reduce_page", END)
 
     g = StateGraph(ResearchState, context_schema=Context, input_schema=ResearchInput, output_schema=ResearchOutput)
-    g.add_node("start_run", partial(nodes.start_run, llm=svc.llm, search=svc.search))
+    g.add_node("start_run", partial(nodes.start_run, llm=svc.llm, search=svc.search,
+                                    extractor=svc.extractor, tokens=svc.tokens))
     g.add_node("generate_keywords", partial(nodes.generate_keywords, llm=svc.llm), retry_policy=TRANSIENT)
     g.add_node("keywords_fallback", nodes.keywords_fallback)
     g.add_node("search_keyword", partial(nodes.search_keyword, search=svc.search), input_schema=KeywordTask,

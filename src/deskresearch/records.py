@@ -95,6 +95,7 @@ class ModelSpec:
     base_url: str  # "" → OPENAI_BASE_URL or the OpenAI default
     method: Literal["json_schema", "function_calling", "json_mode"]
     timeout_s: float
+    max_concurrent: int = 8  # calls in flight to this endpoint, across all branches
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,6 +115,8 @@ class FetchLimits:
     timeout_s: float
     max_bytes: int
     max_redirects: int
+    max_concurrent: int = 16  # pages read at once, across all branches
+    max_per_host: int = 4  # pages read at once from one host
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -117,6 +117,11 @@ class FakeFetcher:
 class PlainExtractor:
     """Treats the body as the main text; title from the first line."""
 
+    warmed = 0
+
+    def warm(self) -> None:
+        self.warmed += 1
+
     async def extract(self, body: bytes | str, *, url: str, content_type: str) -> Extracted | None:
         text = body.decode() if isinstance(body, bytes) else body
         if not text.strip():

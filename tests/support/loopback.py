@@ -48,6 +48,7 @@ class Call:
     body: dict[str, Any]
     tokens_in: int = 0
     tokens_out: int = 0
+    started: float = field(default_factory=time.time)  # wall clock when the request arrived
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,7 @@ class FakeWeb:
     latency: Latency = field(default_factory=Latency)
     log: list[Call] = field(default_factory=list)
     port: int = 0
+    hosts: int = 1  # pages are spread over 127.0.0.1 … 127.0.0.<hosts> (all loopback)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -117,6 +119,11 @@ class FakeWeb:
     def url(self, path: str) -> str:
         """Return the absolute URL of ``path`` on this server."""
         return self.base + path
+
+    def page_url(self, path: str) -> str:
+        """Return the URL a search result gives for ``path``: one of ``hosts`` loopback hosts."""
+        host = 1 + zlib.crc32(path.encode()) % self.hosts
+        return f"http://127.0.0.{host}:{self.port}{path}"
 
     def record(self, call: Call) -> None:
         """Sleep for the call's simulated duration and log it."""
@@ -139,7 +146,7 @@ class FakeWeb:
         picked = [self.catalogue[(start + i) % len(self.catalogue)] for i in range(n)]
         results = []
         for i, e in enumerate(picked):
-            url = self.url(e.path)
+            url = self.page_url(e.path)
             if i % 3 == 1:  # the same page under a tracking-decorated URL
                 url += "?utm_source=newsletter&utm_medium=email#top"
             results.append(
@@ -242,13 +249,18 @@ def serve(web: FakeWeb | None = None) -> Iterator[FakeWeb]:
     """Run a FakeWeb on a free loopback port for the duration of the block."""
     web = web or FakeWeb()
     handler = type("Handler", (_Handler,), {"web": web})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    web.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), handler)]
+    web.port = servers[0].server_address[1]
+    # The whole of 127/8 is loopback on Linux: extra hosts share the port, not the address.
+    servers += [
+        ThreadingHTTPServer((f"127.0.0.{k}", web.port), handler) for k in range(2, web.hosts + 1)
+    ]
+    for server in servers:
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield web
     finally:
-        server.shutdown()
-        server.server_close()
+        for server in servers:
+            server.shutdown()
+            server.server_close()

@@ -59,7 +59,8 @@ def results_budget(ctx: Context, tokens: TokenCounter, topic: str) -> int:
     frame = prompt.render(
         topic=topic, results="", max_queries=ctx.decomposition_nums, today=date.today()
     )
-    used = sum(tokens.count(str(m.content)) for m in frame)
+    # A UTF-8 byte count bounds the token count from above: no tokenizer load needed here.
+    used = sum(len(str(m.content).encode("utf-8")) for m in frame)
     return max(window - OUTPUT_RESERVE - used, MIN_RESULTS_BUDGET)
 
 
@@ -70,7 +71,7 @@ async def plan_queries(
     ctx = resolve(runtime)
     topic = state["topic"]
     budget = results_budget(ctx, tokens, topic)
-    block = fit_results(result_groups(state["keyword_hits"]), lambda b: tokens.count(b) <= budget)
+    block = fit_results(result_groups(state["keyword_hits"]), lambda b: tokens.fits(b, budget))
     messages = prompt.render(
         topic=topic, results=block, max_queries=ctx.decomposition_nums, today=date.today()
     )

@@ -11,7 +11,7 @@ from langgraph.types import Overwrite
 from deskresearch.context import Context, resolve
 from deskresearch.errors import ConfigError
 from deskresearch.progress import emit
-from deskresearch.services.base import ChatService, SearchBackend
+from deskresearch.services.base import ChatService, ContentExtractor, SearchBackend, TokenCounter
 from deskresearch.state import ResearchInput
 
 MAX_TOPIC_CHARS = 2000
@@ -42,15 +42,27 @@ def clean_topic(topic: object) -> str:
 
 
 async def start_run(
-    state: ResearchInput, runtime: Runtime[Context], *, llm: ChatService, search: SearchBackend
+    state: ResearchInput,
+    runtime: Runtime[Context],
+    *,
+    llm: ChatService,
+    search: SearchBackend,
+    extractor: ContentExtractor,
+    tokens: TokenCounter,
 ) -> dict[str, Any]:
-    """Check everything that can be checked before spending a token; reset reducer lists."""
+    """Check everything that can be checked before spending a token; reset reducer lists.
+
+    Also starts the slow local set-up (tokenizer, extraction workers) so it overlaps the first
+    model call instead of delaying the steps that need it.
+    """
     ctx = resolve(runtime)
     topic = clean_topic(state.get("topic"))
     language = " ".join(str(state.get("language") or ctx.language).split()) or ctx.language
     llm.check(ctx.summary_spec())
     llm.check(ctx.report_spec())
     search.check(ctx.search_settings())
+    tokens.warm()
+    extractor.warm()
     emit(runtime, "start_run", "started", topic=topic, language=language)
     return {
         "topic": topic,

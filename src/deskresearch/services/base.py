@@ -82,6 +82,10 @@ class PageFetcher(Protocol):
 class ContentExtractor(Protocol):
     """Turns a page body into its main text as markdown."""
 
+    def warm(self) -> None:
+        """Start slow set-up (worker processes) in the background; return at once."""
+        ...
+
     async def extract(self, body: bytes | str, *, url: str, content_type: str) -> Extracted | None:
         """Return the main content, or None when the page has none."""
         ...
@@ -90,8 +94,16 @@ class ContentExtractor(Protocol):
 class TokenCounter(Protocol):
     """Counts and splits text in model tokens."""
 
+    def warm(self) -> None:
+        """Start loading the tokenizer in the background; return at once."""
+        ...
+
     def count(self, text: str) -> int:
         """Return the number of tokens in ``text``."""
+        ...
+
+    def fits(self, text: str, max_tokens: int) -> bool:
+        """Return whether ``text`` is at most ``max_tokens`` tokens (cheaply when obvious)."""
         ...
 
     async def split(self, text: str, *, max_tokens: int) -> list[str]:

@@ -13,6 +13,7 @@ from deskresearch.services.base import (
 )
 from deskresearch.services.extract import TrafilaturaExtractor
 from deskresearch.services.fetch import HttpFetcher
+from deskresearch.services.limits import LimitedChat, LimitedFetcher, Limiter
 from deskresearch.services.llm import OpenAIChat
 from deskresearch.services.search import SearchRouter
 from deskresearch.services.search_corpus import CorpusSearch
@@ -32,12 +33,14 @@ def default_services(
     """Return a Services bundle: the given ones, real implementations for the rest.
 
     Every default is cheap to build and connects lazily: ``langgraph dev`` imports the graph
-    before any key is configured, so nothing here may need one.
+    before any key is configured, so nothing here may need one. Model calls and fetches, given
+    or default, go through one Limiter (the Context's max_model_calls / max_fetches limits).
     """
+    limiter = Limiter()
     return Services(
-        llm=llm or OpenAIChat(),
+        llm=LimitedChat(llm or OpenAIChat(), limiter),
         search=search or SearchRouter({"tavily": TavilySearch(), "corpus": CorpusSearch()}),
-        fetcher=fetcher or HttpFetcher(),
+        fetcher=LimitedFetcher(fetcher or HttpFetcher(), limiter),
         extractor=extractor or TrafilaturaExtractor(),
         tokens=tokens or TiktokenCounter(),
         rank_func=rank_func,

@@ -1,20 +1,17 @@
-"""ContentExtractor over trafilatura: main content as markdown, metadata from the same parse."""
+"""ContentExtractor over trafilatura: main content as markdown, metadata from the same parse.
+
+Extraction is CPU work (~65 ms a page here), so it runs in the worker pool (services.workers).
+"""
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
-
 import trafilatura
 
+from deskresearch.errors import FetchError
 from deskresearch.records import Extracted
+from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
-# One worker: trafilatura copies lxml trees, and concurrent extractions in several threads
-# crashed the interpreter (SIGABRT inside lxml) on a clean install. Threads would not be faster
-# anyway (the GIL); the event loop stays free either way.
-_EXTRACTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trafilatura")
 
 
 def _strip_front_matter(text: str) -> str:
@@ -59,13 +56,26 @@ def extract_sync(body: bytes | str, *, url: str, content_type: str) -> Extracted
 
 
 class TrafilaturaExtractor:
-    """Runs trafilatura in one worker thread, so parsing never blocks the event loop."""
+    """Runs trafilatura off the event loop, in the worker pool."""
+
+    def __init__(self, pool: WorkerPool | None = None) -> None:
+        """``pool``: where extraction runs (default: the process-wide shared pool)."""
+        self.pool = pool or shared_pool()
+
+    def warm(self) -> None:
+        """Start the workers now; returns at once."""
+        self.pool.warm()
 
     async def extract(self, body: bytes | str, *, url: str, content_type: str) -> Extracted | None:
         """Return the page's main content as markdown, or None when it has none.
 
         Plain text and markdown pass through unchanged; HTML goes through trafilatura, which
         also detects the charset of raw bytes.
+
+        Raises:
+            FetchError: the worker died on this page (a hostile page must not end the run).
         """
-        job = partial(extract_sync, body, url=url, content_type=content_type)
-        return await asyncio.get_running_loop().run_in_executor(_EXTRACTOR, job)
+        try:
+            return await self.pool.run(extract_sync, body, url=url, content_type=content_type)
+        except WorkerCrashed:
+            raise FetchError(url, "the extractor crashed on this page", transient=False) from None

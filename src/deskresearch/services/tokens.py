@@ -7,16 +7,17 @@ touch the network. Should that fail, counts fall back to ``len(text) // 4``.
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import hashlib
 import importlib.resources
 import os
 import tempfile
-from functools import cached_property
+from functools import cache
 
 import tiktoken
 from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool
 
 ENCODING = "o200k_base"  # GPT-4o and later; a fair estimate for other model families
 _BPE_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
@@ -86,30 +87,60 @@ def seed_tiktoken_cache(name: str = ENCODING) -> bool:
     return True
 
 
-class TiktokenCounter:
-    """TokenCounter on tiktoken's o200k_base, with a len//4 fallback when it cannot load."""
+@cache
+def encoding() -> tiktoken.Encoding | None:
+    """Return the o200k_base encoding (loaded once per process), or None when it cannot load."""
+    seed_tiktoken_cache(ENCODING)
+    try:
+        return tiktoken.get_encoding(ENCODING)
+    except Exception:  # noqa: BLE001 - any load failure (network, hash) means: estimate
+        return None
 
-    @cached_property
-    def _encoding(self) -> tiktoken.Encoding | None:
-        seed_tiktoken_cache(ENCODING)
-        try:
-            return tiktoken.get_encoding(ENCODING)
-        except Exception:  # noqa: BLE001 - any load failure (network, hash) means: estimate
-            return None
+
+def count_tokens(text: str) -> int:
+    """Return the number of tokens in ``text`` (len // 4 when tiktoken is unavailable)."""
+    enc = encoding()
+    if enc is None:
+        return len(text) // 4
+    return len(enc.encode(text, disallowed_special=()))
+
+
+def split_text(text: str, max_tokens: int) -> list[str]:
+    """Split on paragraphs, then lines, then words, into pieces of at most ``max_tokens``."""
+    splitter = RecursiveCharacterTextSplitter(
+        chunk_size=max_tokens, chunk_overlap=0, length_function=count_tokens
+    )
+    return [c for c in splitter.split_text(text) if c.strip()]
+
+
+class TiktokenCounter:
+    """TokenCounter on tiktoken's o200k_base; splitting runs in the worker pool."""
+
+    def __init__(self, pool: WorkerPool | None = None) -> None:
+        """``pool``: where splitting runs (default: the process-wide shared pool)."""
+        self.pool = pool or shared_pool()
+
+    def warm(self) -> None:
+        """Start the workers, which load the tokenizer (~0.8 s of CPU); returns at once."""
+        self.pool.warm()
 
     def count(self, text: str) -> int:
-        """Return the number of tokens in ``text`` (estimated when tiktoken is unavailable)."""
-        enc = self._encoding
-        if enc is None:
-            return len(text) // 4
-        return len(enc.encode(text, disallowed_special=()))
+        """Return the number of tokens in ``text`` (loads the tokenizer in this process)."""
+        return count_tokens(text)
+
+    def fits(self, text: str, max_tokens: int) -> bool:
+        """Return whether ``text`` is at most ``max_tokens`` tokens.
+
+        Every token covers at least one UTF-8 byte, so text with no more bytes than
+        ``max_tokens`` fits without loading the tokenizer at all.
+        """
+        return len(text.encode("utf-8")) <= max_tokens or count_tokens(text) <= max_tokens
 
     async def split(self, text: str, *, max_tokens: int) -> list[str]:
         """Split on paragraphs, then lines, then words, into pieces of at most ``max_tokens``."""
-        return await asyncio.to_thread(self._split, text, max_tokens)
-
-    def _split(self, text: str, max_tokens: int) -> list[str]:
-        splitter = RecursiveCharacterTextSplitter(
-            chunk_size=max_tokens, chunk_overlap=0, length_function=self.count
-        )
-        return [c for c in splitter.split_text(text) if c.strip()]
+        if len(text.encode("utf-8")) <= max_tokens:  # fits for sure; no tokenizer needed
+            return [text] if text.strip() else []
+        try:
+            return await self.pool.run(split_text, text, max_tokens)
+        except WorkerCrashed:
+            return split_text(text, max_tokens)  # the text is already extracted: split it here

@@ -1,12 +1,20 @@
+from typing import Any
+
 import pytest
 from langgraph.types import Overwrite
 
 from deskresearch.context import Context
 from deskresearch.errors import ConfigError
 from deskresearch.nodes.start_run import MAX_TOPIC_CHARS, clean_topic, start_run
-from tests.support.fakes import FakeSearch, ScriptedChat, runtime
+from deskresearch.services.tokens import TiktokenCounter
+from tests.support.fakes import FakeSearch, PlainExtractor, ScriptedChat, runtime
 
 pytestmark = pytest.mark.anyio
+
+
+async def start(state: Any, rt: Any, llm: ScriptedChat, **kw: Any) -> dict[str, Any]:
+    kw.setdefault("extractor", PlainExtractor())
+    return await start_run(state, rt, llm=llm, search=FakeSearch(), tokens=TiktokenCounter(), **kw)
 
 
 @pytest.mark.parametrize("topic", ["", "   ", "\n\t", "\x00\x07", None])
@@ -25,19 +33,25 @@ def test_clean_topic_rejects_overlong_topics_with_the_limit() -> None:
 
 
 async def test_start_run_fails_before_any_call_without_a_model_endpoint() -> None:
-    llm = ScriptedChat(has_endpoint=False)
+    llm, extractor = ScriptedChat(has_endpoint=False), PlainExtractor()
     with pytest.raises(ConfigError, match="endpoint"):
-        await start_run({"topic": "t"}, runtime(), llm=llm, search=FakeSearch())
+        await start({"topic": "t"}, runtime(), llm, extractor=extractor)
     assert llm.calls == []
+    assert extractor.warmed == 0  # no worker process is started for a run that cannot work
+
+
+async def test_start_run_starts_the_extraction_workers() -> None:
+    extractor = PlainExtractor()
+    await start({"topic": "t"}, runtime(), ScriptedChat(), extractor=extractor)
+    assert extractor.warmed == 1
 
 
 async def test_start_run_resets_every_reducer_list_and_applies_language() -> None:
     events: list[object] = []
-    update = await start_run(
+    update = await start(
         {"topic": " t ", "language": "German"},
         runtime(Context(language="fr"), events),
-        llm=ScriptedChat(),
-        search=FakeSearch(),
+        ScriptedChat(),
     )
     assert update["topic"] == "t"
     assert update["language"] == "German"
@@ -52,7 +66,5 @@ async def test_start_run_resets_every_reducer_list_and_applies_language() -> Non
 
 
 async def test_start_run_uses_context_language_when_input_has_none() -> None:
-    update = await start_run(
-        {"topic": "t"}, runtime(Context(language="zh-cn")), llm=ScriptedChat(), search=FakeSearch()
-    )
+    update = await start({"topic": "t"}, runtime(Context(language="zh-cn")), ScriptedChat())
     assert update["language"] == "zh-cn"

@@ -1,17 +1,33 @@
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
+from deskresearch.errors import FetchError
+from deskresearch.services import tokens
 from deskresearch.services.extract import TrafilaturaExtractor
 from deskresearch.services.tokens import (
     DEFAULT_WINDOW,
     TiktokenCounter,
     context_window,
+    encoding,
     seed_tiktoken_cache,
 )
+from deskresearch.services.workers import WorkerCrashed, WorkerPool
+from tests.support import jobs
 
+T = TypeVar("T")
 pytestmark = pytest.mark.anyio
 PAGES = Path(__file__).parents[2] / "fixtures" / "pages"
+
+
+@pytest.fixture
+def fresh_encoding() -> Iterator[None]:
+    """Forget the loaded tokenizer before and after: the test changes how it loads."""
+    encoding.cache_clear()
+    yield
+    encoding.cache_clear()
 
 
 async def test_extract_returns_markdown_text_and_metadata() -> None:
@@ -35,28 +51,68 @@ async def test_extract_passes_plain_text_through_and_returns_none_for_nothing() 
     )
 
 
+@pytest.mark.usefixtures("fresh_encoding")
 def test_tiktoken_loads_offline_from_the_seeded_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     assert seed_tiktoken_cache("o200k_base")
     assert len(list(tmp_path.iterdir())) == 1
-    counter = TiktokenCounter()
-    assert counter._encoding is not None
-    assert counter.count("hello world") == 2
+    assert encoding() is not None
+    assert TiktokenCounter().count("hello world") == 2
 
 
+@pytest.mark.usefixtures("fresh_encoding")
 def test_token_count_falls_back_to_characters_when_tiktoken_is_unavailable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv(
-        "TIKTOKEN_CACHE_DIR", ""
-    )  # caching disabled: nothing can be seeded, no network
-    counter = TiktokenCounter()
+    # caching disabled: nothing can be seeded, and there is no network
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
     monkeypatch.setattr(
         "tiktoken.get_encoding", lambda name: (_ for _ in ()).throw(ConnectionError("offline"))
     )
-    assert counter.count("x" * 40) == 10
+    assert TiktokenCounter().count("x" * 40) == 10
+
+
+def test_fits_answers_short_texts_without_the_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = TiktokenCounter()
+    assert counter.fits("über " * 20, 200)  # 120 bytes ≤ 200: no count needed
+    monkeypatch.setattr(tokens, "count_tokens", lambda text: 1_000_000)
+    assert counter.fits("short", 5)
+    assert not counter.fits("x" * 100, 50)  # more bytes than the limit: counted (patched)
+
+
+async def test_a_thread_pool_and_a_process_pool_give_the_same_chunks() -> None:
+    text = "\n\n".join(f"Absatz {i}. " + "Wort " * 80 for i in range(20))
+    in_thread = await TiktokenCounter(WorkerPool(workers=0)).split(text, max_tokens=150)
+    pool = WorkerPool(workers=1)
+    try:
+        in_process = await TiktokenCounter(pool).split(text, max_tokens=150)
+    finally:
+        pool.close()
+    assert in_thread == in_process and len(in_thread) > 5
+
+
+async def test_a_crashed_worker_is_reported_and_the_pool_recovers() -> None:
+    pool = WorkerPool(workers=1)
+    try:
+        with pytest.raises(WorkerCrashed):
+            await pool.run(jobs.die)
+        assert await pool.run(jobs.double, 21) == 42
+    finally:
+        pool.close()
+
+
+class CrashingPool(WorkerPool):
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        raise WorkerCrashed(fn.__name__)
+
+
+async def test_a_page_that_kills_the_extractor_is_a_fetch_error_not_a_crash() -> None:
+    with pytest.raises(FetchError, match="extractor crashed"):
+        await TrafilaturaExtractor(CrashingPool()).extract(
+            b"<p>x</p>", url="u", content_type="text/html"
+        )
 
 
 async def test_split_keeps_every_piece_under_the_limit() -> None:

@@ -1,0 +1,101 @@
+"""What a benchmark run is measured by: the critical-path bound, peak overlap, worker memory."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from tests.support.loopback import Call
+
+_QUERY = re.compile(r"^Query: (.*)$", re.MULTILINE)
+_PAGE_URL = re.compile(r'<page url="([^"]+)"')
+
+
+def _user_text(body: dict[str, Any]) -> str:
+    return "\n".join(
+        str(m.get("content") or "") for m in body["messages"] if m.get("role") == "user"
+    )
+
+
+def critical_path(log: list[Call], queries: list[str]) -> float:
+    """Longest chain of dependent calls: keywords → keyword searches → plan → per query
+    (search + rank) → per page (fetch → slowest chunk → reduce) → report."""
+    model = [c for c in log if c.kind == "model"]
+
+    def seq(stage: str) -> float:  # calls of one step run one after another
+        return sum(c.seconds for c in model if c.key == stage)
+
+    searches = [c for c in log if c.kind == "search"]
+    kw_search = max((c.seconds for c in searches if c.key not in queries), default=0.0)
+    per_query: dict[str, float] = defaultdict(float)
+    for c in searches:
+        if c.key in queries:
+            per_query[c.key] += c.seconds
+    for c in model:
+        if c.key == "Ranking" and (m := _QUERY.search(_user_text(c.body))):
+            per_query[m.group(1)] += c.seconds
+    fetch: dict[str, float] = defaultdict(float)
+    for c in log:
+        if c.kind == "fetch":
+            fetch[c.key] += c.seconds
+    chunk: dict[str, float] = defaultdict(float)
+    reduce: dict[str, float] = defaultdict(float)
+    for c in model:
+        m = _PAGE_URL.search(_user_text(c.body))
+        path = urlsplit(m.group(1)).path if m else ""
+        if m and c.key == "ChunkSummary":
+            chunk[path] = max(chunk[path], c.seconds)
+        elif m and c.key == "PageSummary":
+            reduce[path] += c.seconds
+    pages = set(fetch) | set(chunk)
+    page_path = max((fetch[p] + chunk[p] + reduce[p] for p in pages), default=0.0)
+    return (
+        seq("Keywords") + kw_search + seq("QueryPlan") + max(per_query.values(), default=0.0)
+        + page_path + seq("report")
+    )  # fmt: skip
+
+
+def peak_overlap(log: list[Call], kind: str) -> int:
+    """Most calls of ``kind`` in flight at one moment, from the server's own log."""
+    edges = sorted(
+        [(c.started, 1) for c in log if c.kind == kind]
+        + [(c.started + c.seconds, -1) for c in log if c.kind == kind]
+    )
+    peak = now = 0
+    for _, step in edges:  # at equal times, -1 sorts first: back-to-back is not overlap
+        now += step
+        peak = max(peak, now)
+    return peak
+
+
+def children_peak_rss_mb(exclude: set[int]) -> float:
+    """Sum of the peak RSS of this process's live children (the extraction workers), Linux only."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in exclude:
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if fields.get("PPid", "").strip() == str(os.getpid()) and "VmHWM" in fields:
+            total += int(fields["VmHWM"].split()[0]) / 1024
+    return total
+
+
+def extraction_ms_per_page(pages: list[Path]) -> float:
+    """Mean trafilatura cost of the pages a run fetched, measured here, one after another."""
+    from deskresearch.services.extract import extract_sync
+
+    bodies = [p.read_bytes() for p in pages if p.is_file()]
+    start = time.perf_counter()
+    for body in bodies:
+        extract_sync(body, url="http://bench.invalid/", content_type="text/html")
+    return (time.perf_counter() - start) * 1000 / max(len(bodies), 1)

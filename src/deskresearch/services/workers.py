@@ -1,0 +1,105 @@
+"""Worker processes for the CPU-bound steps (trafilatura extraction, tiktoken splitting).
+
+Both hold the GIL for tens of milliseconds a page, which in the event loop's process would
+stall every other branch of the run. Workers are spawned (no inherited locks or lxml state),
+import trafilatura and load the tokenizer when started, and are started by ``warm()`` while the
+first model calls are in flight. Threads are no option for trafilatura: concurrent extractions
+in threads crashed the interpreter (SIGABRT in lxml). Where processes cannot be started (no
+``sem_open``, e.g. some sandboxes) or ``workers=0``, one background thread does the work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from functools import cache, partial
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class WorkerCrashed(Exception):
+    """A worker process died while running a job (the pool is replaced for the next job)."""
+
+
+def _start_worker() -> None:
+    """Initializer of every worker: pay the imports and the tokenizer load up front."""
+    # Lower priority: the event loop's process is on every request's path, workers on few.
+    if hasattr(os, "nice"):
+        os.nice(5)
+    import trafilatura
+
+    from deskresearch.services.tokens import encoding
+
+    trafilatura.extract("<html><body><article><p>warm up</p></article></body></html>")
+    encoding()
+
+
+def _ready() -> bool:
+    return True
+
+
+class WorkerPool:
+    """A lazily started pool of ``workers`` processes (0: one thread)."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        """``workers``: processes to use (default: min(2, CPUs)); 0 runs jobs in one thread."""
+        self.workers = min(2, os.cpu_count() or 1) if workers is None else workers
+        self._pool: Executor | None = None
+        self._lock = threading.Lock()
+
+    def _executor(self) -> Executor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = self._start()
+            return self._pool
+
+    def _start(self) -> Executor:
+        if self.workers > 0:
+            try:
+                ctx = multiprocessing.get_context("spawn")
+                return ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_start_worker)
+            except (OSError, NotImplementedError, ImportError):
+                pass  # no process support here: fall through to a thread
+        return ThreadPoolExecutor(1, thread_name_prefix="deskresearch-worker")
+
+    def warm(self) -> None:
+        """Start the workers now, so the first page does not wait for them; returns at once."""
+        pool = self._executor()
+        for _ in range(max(self.workers, 1)):
+            pool.submit(_ready)
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn(*args, **kwargs)`` in a worker (``fn`` must be a module-level function).
+
+        Raises:
+            WorkerCrashed: the worker died on this job.
+        """
+        pool = self._executor()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                pool, partial(fn, *args, **kwargs)
+            )
+        except BrokenProcessPool:
+            with self._lock:
+                if self._pool is pool:
+                    self._pool = None
+            raise WorkerCrashed(getattr(fn, "__name__", "job")) from None
+
+    def close(self) -> None:
+        """Stop the workers (they also stop when this process exits)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+@cache
+def shared_pool() -> WorkerPool:
+    """The process-wide default pool: every graph built in one process shares its workers."""
+    return WorkerPool()
