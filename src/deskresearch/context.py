@@ -144,6 +144,12 @@ class Context:
             description="Upper bound on tokens per summarised chunk; the summary model's window may lower it.",
         ),
     ] = 6000
+    skip_unrelated_chunks: Annotated[
+        bool,
+        Field(
+            description="Skip a page's chunks that share no word with the queries while its other chunks do (no model call; recorded in provenance).",
+        ),
+    ] = True
     summary_context_window: Annotated[
         int,
         Field(

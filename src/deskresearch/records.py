@@ -38,6 +38,7 @@ Outcome = Literal[
     "fallback",  # a step used its documented fallback value
     "removed",  # a citation to an unknown source was removed from the report
     "flagged",  # the result needs a reader's caution (e.g. a report without citations)
+    "skipped",  # chunks left out before any model call (no query term in them)
 ]
 
 Status = Literal["ok", "insufficient_evidence"]

@@ -13,7 +13,8 @@ from langgraph.types import Command
 from deskresearch.context import Context, resolve
 from deskresearch.errors import FetchError, ServiceError
 from deskresearch.progress import emit, note
-from deskresearch.records import Extracted
+from deskresearch.records import Extracted, Provenance
+from deskresearch.relevance import chunks_to_skip
 from deskresearch.services.base import ContentExtractor, PageFetcher, TokenCounter
 from deskresearch.services.tokens import context_window
 from deskresearch.state import PageDigest, PageTask
@@ -135,6 +136,16 @@ async def read_page(
         emit(runtime, "read_page", "rejected", url=url, reason=reason)
         return {"chunks": [], "provenance": [note("read_page", url, "blocked", reason)]}
     chunks = await tokens.split(extracted.text, max_tokens=chunk_tokens(ctx))
+    provenance: list[Provenance] = []
+    questions = [state["topic"], *state["queries"]]
+    skip = chunks_to_skip(chunks, questions) if ctx.skip_unrelated_chunks else []
+    if skip:
+        numbers = ", ".join(str(i + 1) for i in skip)
+        provenance.append(
+            note("read_page", url, "skipped",
+                 f"chunks {numbers} of {len(chunks)} share no word with the queries; not summarised")
+        )  # fmt: skip
+        chunks = [c for i, c in enumerate(chunks) if i not in skip]
     page = _digest(
         state,
         text=extracted.text,
@@ -143,8 +154,16 @@ async def read_page(
         published=extracted.published,
         origin=origin,
     )
-    emit(runtime, "read_page", "finished", url=url, chunks=len(chunks), origin=origin)
-    return {"chunks": chunks, "page": page}
+    emit(
+        runtime,
+        "read_page",
+        "finished",
+        url=url,
+        chunks=len(chunks),
+        origin=origin,
+        skipped=len(skip),
+    )
+    return {"chunks": chunks, "page": page, "provenance": provenance}
 
 
 def read_failed(state: PageTask, error: NodeError) -> Command[Any]:

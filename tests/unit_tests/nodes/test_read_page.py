@@ -104,3 +104,16 @@ async def test_read_page_uses_corpus_content_without_fetching() -> None:
     fetcher = FakeFetcher({})
     update = await read(task(raw_content=ARTICLE, content_type="text/markdown"), fetcher)
     assert fetcher.fetched == [] and update["page"]["origin"] == "corpus"
+
+
+async def test_read_page_skips_unrelated_chunks_and_says_so() -> None:
+    recipe = "Banana bread needs flour, walnuts, chocolate and patience in the oven. " * 30
+    text = ARTICLE + "\n\n" + recipe
+    t = task(queries=["lithium recycling recovery rates"])
+    fetcher = FakeFetcher({"https://example.org/1": text.encode()})
+    update = await read(t, fetcher, Context(max_chunk_tokens=300))
+    assert update["chunks"] and all("Banana" not in c for c in update["chunks"])
+    [skipped] = update["provenance"]
+    assert skipped["outcome"] == "skipped" and "share no word" in skipped["reason"]
+    kept_all = await read(t, fetcher, Context(max_chunk_tokens=300, skip_unrelated_chunks=False))
+    assert any("Banana" in c for c in kept_all["chunks"]) and kept_all["provenance"] == []

@@ -1,0 +1,80 @@
+"""Explicit concurrency limits: what reaches a provider is bounded, per endpoint and per host."""
+
+import asyncio
+from collections import Counter
+
+import anyio
+import pytest
+
+from deskresearch.context import Context
+from deskresearch.records import FetchedPage, FetchLimits, Stage
+from deskresearch.services.limits import LimitedFetcher, Limiter
+from tests.support.loopback import FakeWeb, Latency, serve
+from tests.support.runs import run
+
+pytestmark = pytest.mark.anyio
+
+
+class SlowFetcher:
+    """Counts pages in flight, overall and per host."""
+
+    def __init__(self) -> None:
+        self.now: Counter[str] = Counter()
+        self.peak: Counter[str] = Counter()
+
+    async def fetch(self, url: str, *, limits: FetchLimits) -> FetchedPage:
+        host = url.split("/")[2]
+        for key in ("all", host):
+            self.now[key] += 1
+            self.peak[key] = max(self.peak[key], self.now[key])
+        await asyncio.sleep(0.02)
+        for key in ("all", host):
+            self.now[key] -= 1
+        return FetchedPage(url=url, content_type="text/html", body=b"x", truncated=False)
+
+
+async def test_fetches_are_bounded_globally_and_per_host() -> None:
+    inner = SlowFetcher()
+    fetcher = LimitedFetcher(inner, Limiter())
+    limits = FetchLimits(
+        timeout_s=5, max_bytes=10_000, max_redirects=0, max_concurrent=3, max_per_host=2
+    )
+    urls = [f"http://{host}.example/{i}" for host in "abc" for i in range(4)]
+    async with anyio.create_task_group() as tg:
+        for url in urls:
+            tg.start_soon(lambda u=url: fetcher.fetch(u, limits=limits))
+    assert inner.peak["all"] == 3
+    assert max(inner.peak[f"{h}.example"] for h in "abc") == 2
+
+
+async def test_a_limiter_works_across_event_loops() -> None:
+    limiter = Limiter()
+
+    async def once() -> None:
+        async with limiter.slot("x", 1):
+            await asyncio.sleep(0)
+
+    await once()
+    await asyncio.to_thread(asyncio.run, once())  # another loop: its own semaphore, no error
+
+
+async def test_a_run_never_has_more_model_calls_in_flight_than_allowed() -> None:
+    stages: set[Stage] = set()
+    with serve(FakeWeb(latency=Latency(call_s=0.05))) as web:
+        out = await run(web, max_model_calls=2, url_per_query=3)
+        stages = {u["stage"] for u in out["usage"]}
+    edges = sorted([(c.started, 1) for c in web.log if c.kind == "model"]
+                   + [(c.started + c.seconds, -1) for c in web.log if c.kind == "model"])  # fmt: skip
+    now = peak = 0
+    for _, step in edges:
+        now += step
+        peak = max(peak, now)
+    assert out["status"] == "ok" and "summarise_chunk" in stages
+    assert peak == 2  # the fan-out wanted more (several pages at once), the limit held
+
+
+def test_limits_come_from_the_context() -> None:
+    ctx = Context(max_model_calls=3, max_fetches=5, max_fetches_per_host=1)
+    assert ctx.summary_spec().max_concurrent == 3
+    limits = ctx.fetch_limits()
+    assert (limits.max_concurrent, limits.max_per_host) == (5, 1)
