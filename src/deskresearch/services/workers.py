@@ -20,6 +20,8 @@ from concurrent.futures.process import BrokenProcessPool
 from functools import cache, partial
 from typing import Any, TypeVar
 
+from deskresearch.errors import ConfigError
+
 T = TypeVar("T")
 
 
@@ -99,7 +101,22 @@ class WorkerPool:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
+WORKERS_ENV = "DESKRESEARCH_WORKERS"
+
+
 @cache
 def shared_pool() -> WorkerPool:
-    """The process-wide default pool: every graph built in one process shares its workers."""
-    return WorkerPool()
+    """The process-wide default pool: every graph built in one process shares its workers.
+
+    ``DESKRESEARCH_WORKERS`` sets its size (0: one thread, no processes; each process holds
+    trafilatura and the tokenizer, about 165 MB).
+
+    Raises:
+        ConfigError: the variable is not a whole number from 0 to 64.
+    """
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if not raw:
+        return WorkerPool()
+    if not raw.isdigit() or int(raw) > 64:
+        raise ConfigError(f"{WORKERS_ENV}={raw!r}: expected a whole number from 0 to 64")
+    return WorkerPool(int(raw))

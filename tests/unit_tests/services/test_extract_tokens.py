@@ -4,7 +4,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from deskresearch.errors import FetchError
+from deskresearch.errors import ConfigError, FetchError
 from deskresearch.services import tokens
 from deskresearch.services.extract import TrafilaturaExtractor
 from deskresearch.services.tokens import (
@@ -14,7 +14,7 @@ from deskresearch.services.tokens import (
     encoding,
     seed_tiktoken_cache,
 )
-from deskresearch.services.workers import WorkerCrashed, WorkerPool
+from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool
 from tests.support import jobs
 
 T = TypeVar("T")
@@ -135,3 +135,26 @@ async def test_split_keeps_every_piece_under_the_limit() -> None:
 )
 def test_context_window_knows_common_models_and_defaults_safely(name: str, window: int) -> None:
     assert context_window(name) == window
+
+
+@pytest.mark.parametrize(("raw", "workers"), [("0", 0), ("3", 3), ("", None)])
+def test_the_shared_pool_size_comes_from_the_environment(
+    raw: str, workers: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DESKRESEARCH_WORKERS", raw)
+    shared_pool.cache_clear()
+    try:
+        assert shared_pool().workers == (WorkerPool().workers if workers is None else workers)
+    finally:
+        shared_pool.cache_clear()
+
+
+@pytest.mark.parametrize("raw", ["-1", "two", "65"])
+def test_a_bad_worker_count_names_the_variable(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DESKRESEARCH_WORKERS", raw)
+    shared_pool.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match="DESKRESEARCH_WORKERS"):
+            shared_pool()
+    finally:
+        shared_pool.cache_clear()
