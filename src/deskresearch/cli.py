@@ -1,5 +1,7 @@
 """The ``deskresearch`` command: flags → Context, progress on stderr, report files, exit codes.
 
+Every run is checkpointed (SQLite in the user's data folder unless --checkpoints says otherwise)
+under a thread id printed at the start; ``--resume THREAD_ID`` continues it after a crash.
 Exit codes: 0 report written, 2 insufficient evidence, 1 error (one line: cause and fix).
 """
 
@@ -11,15 +13,23 @@ import dataclasses
 import json
 import sys
 import typing
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from slugify import slugify
 
-from deskresearch.context import ENV_PREFIX, Context, field_description, field_names
+from deskresearch.context import ENV_PREFIX, Context, field_description, field_names, validated
 from deskresearch.errors import ConfigError
 from deskresearch.graph import MAX_CONCURRENCY, build_graph
+from deskresearch.services.checkpoints import (
+    CHECKPOINTS_ENV,
+    default_location,
+    describe,
+    open_checkpointer,
+)
 
 EXIT_OK, EXIT_ERROR, EXIT_INSUFFICIENT = 0, 1, 2
 MAX_SLUG_CHARS = 80
@@ -48,14 +58,28 @@ def build_parser() -> argparse.ArgumentParser:
         "(Ollama, vLLM, llama.cpp). Search: TAVILY_API_KEY. Exit codes: 0 ok, "
         "2 insufficient evidence, 1 error.",
     )
-    parser.add_argument("topic", help="the research question")
+    parser.add_argument("topic", nargs="?", help="the research question (not with --resume)")
+    parser.add_argument(
+        "--resume",
+        metavar="THREAD_ID",
+        help="continue an interrupted run (its thread id is printed when it starts); "
+        "finished steps are not redone, settings are the run's own unless flags override them",
+    )
+    parser.add_argument(
+        "--checkpoints",
+        metavar="PATH_OR_URL",
+        help="where runs are saved: a SQLite file, a postgresql:// URL, or 'memory' (no resume) "
+        f"[env {CHECKPOINTS_ENV}; default: a file in your user data folder]",
+    )
     parser.add_argument(
         "-o",
         "--output-dir",
         default="reports",
         help="where <slug>.md and <slug>.json go (default: reports)",
     )
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress on stderr (the thread id still)"
+    )
     parser.add_argument(
         "--max-concurrency",
         type=int,
@@ -87,17 +111,65 @@ def _progress(event: dict[str, Any]) -> None:
     print(f"[{event.get('stage')}] {event.get('event')} {details}".rstrip(), file=sys.stderr)
 
 
-async def _run(topic: str, ctx: Context, *, quiet: bool, max_concurrency: int) -> dict[str, Any]:
-    graph = build_graph(max_concurrency=max_concurrency)
+async def _stream(
+    graph: Any,
+    graph_input: dict[str, Any] | None,
+    ctx: Context,
+    config: RunnableConfig,
+    *,
+    banner: str,
+    quiet: bool,
+) -> dict[str, Any]:
+    """Run to the end; print ``banner`` once the run has passed its checks, then progress."""
     final: dict[str, Any] = {}
     async for namespace, mode, chunk in graph.astream(
-        {"topic": topic}, context=ctx, stream_mode=["custom", "values"], subgraphs=True
+        graph_input,
+        config,
+        context=ctx,
+        stream_mode=["custom", "values"],
+        subgraphs=True,
+        durability="sync",  # a step is on disk before the next starts: kill -9 loses no step
     ):
-        if mode == "custom" and not quiet and isinstance(chunk, dict):
-            _progress(chunk)
+        if mode == "custom" and isinstance(chunk, dict):
+            if banner:
+                print(banner, file=sys.stderr)
+                banner = ""
+            if not quiet:
+                _progress(chunk)
         elif mode == "values" and not namespace and isinstance(chunk, dict):
             final = chunk
     return final
+
+
+async def _session(
+    args: argparse.Namespace, overrides: dict[str, Any]
+) -> tuple[dict[str, Any], Context]:
+    """Start or resume one run under a checkpointer; return its final state and settings."""
+    location = args.checkpoints or default_location()
+    thread = args.resume or uuid.uuid4().hex
+    async with open_checkpointer(location) as saver:
+        graph = build_graph(checkpointer=saver, max_concurrency=args.max_concurrency)
+        config: RunnableConfig = {"configurable": {"thread_id": thread}}
+        graph_input: dict[str, Any] | None = {"topic": args.topic}
+        if args.resume:
+            saved = await graph.aget_state(config)
+            if not saved.values:
+                raise ConfigError(
+                    f"no run with thread id {thread!r} in {describe(location)}: check the id "
+                    "printed when the run started, and --checkpoints"
+                )
+            given = {k: v for k, v in overrides.items() if v is not None}
+            ctx = validated({**saved.values.get("settings", {}), **given}, source="the saved run")
+            if not saved.next:  # it had finished: write its files again
+                return dict(saved.values), ctx
+            graph_input = None
+        else:
+            ctx = Context.from_env(**overrides)
+        banner = (
+            f"deskresearch: thread {thread} in {describe(location)} "
+            f"(after a crash: deskresearch --resume {thread})"
+        )
+        return await _stream(graph, graph_input, ctx, config, banner=banner, quiet=args.quiet), ctx
 
 
 def write_outputs(
@@ -120,13 +192,13 @@ def write_outputs(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if bool(args.topic) == bool(args.resume):
+        parser.error("give a topic to start a run, or --resume THREAD_ID to continue one")
     try:
         overrides = {name: getattr(args, name) for name in field_names()}
-        ctx = Context.from_env(**overrides)
-        result = asyncio.run(
-            _run(args.topic, ctx, quiet=args.quiet, max_concurrency=args.max_concurrency)
-        )
+        result, ctx = asyncio.run(_session(args, overrides))
         if not result.get("status"):
             raise RuntimeError("the run ended without a result")
         md, js = write_outputs(result, ctx, result.get("topic", args.topic), Path(args.output_dir))

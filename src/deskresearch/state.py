@@ -7,7 +7,7 @@ have a reducer; ``start_run`` resets every reducer list so a reused thread start
 from __future__ import annotations
 
 import operator
-from typing import Annotated, NotRequired
+from typing import Annotated, Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -95,6 +95,7 @@ class ResearchOutput(TypedDict):
 class ResearchState(ResearchInput, ResearchOutput):
     """The working state of one run."""
 
+    settings: dict[str, Any]  # nodes/start_run.py: the run's Context, so a resume can reuse it
     keywords: list[str]  # nodes/keywords.py
     keyword_attempts: int  # nodes/keywords.py
     keyword_hits: Annotated[list[KeywordHits], operator.add]  # nodes/search.py (search_keyword)

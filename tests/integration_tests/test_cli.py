@@ -28,6 +28,7 @@ def cli(
             "DESKRESEARCH_TAVILY_BASE_URL": web.base,
             "TAVILY_API_KEY": "tvly-test",
         }
+    base_env["DESKRESEARCH_CHECKPOINTS"] = "memory"  # never the user's data folder
     base_env |= env or {}
     return subprocess.run(
         [sys.executable, "-m", "deskresearch", *args],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 from typing import Any
 
@@ -67,6 +68,7 @@ async def start_run(
     return {
         "topic": topic,
         "language": language,
+        "settings": dataclasses.asdict(ctx),
         "keywords": [],
         "keyword_attempts": 0,
         "queries": [],

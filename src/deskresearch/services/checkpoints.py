@@ -1,0 +1,73 @@
+"""Where runs are persisted: a SQLite file by default, PostgreSQL by URL, or memory.
+
+The checkpointer is what makes ``deskresearch --resume THREAD_ID`` work: LangGraph saves every
+finished step (and every finished branch of a fan-out) as it goes, so a run killed mid-way
+resumes with only the work that had not completed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from platformdirs import user_data_dir
+
+from deskresearch.errors import ConfigError
+
+CHECKPOINTS_ENV = "DESKRESEARCH_CHECKPOINTS"
+_POSTGRES = ("postgres://", "postgresql://")
+
+
+def default_location() -> str:
+    """Return ``$DESKRESEARCH_CHECKPOINTS``, else a SQLite file in the user's data directory."""
+    env = os.environ.get(CHECKPOINTS_ENV, "").strip()
+    return env or str(Path(user_data_dir("deskresearch")) / "checkpoints.sqlite")
+
+
+def describe(location: str) -> str:
+    """Return ``location`` fit to print: a PostgreSQL URL loses its password."""
+    if location.startswith(_POSTGRES) and "@" in location:
+        scheme, rest = location.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}"
+    return location
+
+
+@asynccontextmanager
+async def open_checkpointer(location: str) -> AsyncIterator[BaseCheckpointSaver[str]]:
+    """Open the checkpointer at ``location``: a path (SQLite), a postgresql:// URL, or "memory".
+
+    Raises:
+        ConfigError: the file cannot be created, or PostgreSQL support is not installed.
+    """
+    if location == "memory":
+        yield InMemorySaver()
+        return
+    if location.startswith(_POSTGRES):
+        try:
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        except ImportError:
+            raise ConfigError(
+                "a PostgreSQL checkpoint URL needs the postgres extra: "
+                "pip install 'deskresearch[postgres]'"
+            ) from None
+        async with AsyncPostgresSaver.from_conn_string(location) as saver:
+            await saver.setup()  # idempotent: creates or migrates the tables
+            yield saver
+        return
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path = Path(location.removeprefix("sqlite:///")).expanduser()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create the checkpoint folder {path.parent}: {exc.strerror}; "
+            f"set --checkpoints or {CHECKPOINTS_ENV} to a writable path"
+        ) from None
+    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+        yield saver
