@@ -14,6 +14,7 @@ import asyncio
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -29,8 +30,16 @@ class WorkerCrashed(Exception):
     """A worker process died while running a job (the pool is replaced for the next job)."""
 
 
-def _start_worker() -> None:
+def _exit_with_parent(parent: int) -> None:
+    """Exit when the process that started us is gone (killed with SIGKILL, it cannot say so)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+
+
+def _start_worker(parent: int) -> None:
     """Initializer of every worker: pay the imports and the tokenizer load up front."""
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     # Lower priority: the event loop's process is on every request's path, workers on few.
     if hasattr(os, "nice"):
         os.nice(5)
@@ -65,7 +74,12 @@ class WorkerPool:
         if self.workers > 0:
             try:
                 ctx = multiprocessing.get_context("spawn")
-                return ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_start_worker)
+                return ProcessPoolExecutor(
+                    self.workers,
+                    mp_context=ctx,
+                    initializer=_start_worker,
+                    initargs=(os.getpid(),),
+                )
             except (OSError, NotImplementedError, ImportError):
                 pass  # no process support here: fall through to a thread
         return ThreadPoolExecutor(1, thread_name_prefix="deskresearch-worker")
