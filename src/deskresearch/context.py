@@ -1,8 +1,9 @@
 """Context: every setting of one research run (LangGraph Studio renders it as a form).
 
-Precedence, in one place: a caller that passes ``context=`` gets exactly that Context; a run
-invoked without one (``langgraph dev`` without a context, a parent graph, ``as_tool``) reads
-``DESKRESEARCH_<FIELD>`` variables over the defaults; the CLI applies flags over env over defaults.
+Precedence, in one place, for every entry point: a value given explicitly (``Context(...)``, a
+context dict from the SDK or Studio, a CLI flag) wins over a ``DESKRESEARCH_<FIELD>`` variable,
+which wins over the default; the constructor reads the environment itself. A run invoked with
+no context at all (a parent graph, ``as_tool``, a bare ``ainvoke``) gets ``Context()``: the same.
 Secrets are not settings: API keys come from the environment (``OPENAI_API_KEY``,
 ``TAVILY_API_KEY``), so they never land in state, checkpoints or run records.
 """
@@ -14,8 +15,9 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from langgraph.runtime import Runtime
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 from pydantic.dataclasses import dataclass
+from pydantic_core import ArgsKwargs
 
 from deskresearch.errors import ConfigError
 from deskresearch.records import FetchLimits, ModelSpec, SearchSettings
@@ -165,6 +167,26 @@ class Context:
         ),
     ] = 2000
 
+    @model_validator(mode="before")
+    @classmethod
+    def _environment_defaults(cls, data: Any) -> Any:
+        """Fill every field the caller left out from its DESKRESEARCH_<FIELD> variable.
+
+        LangGraph turns a context dict (SDK, Studio, ``context={...}``) into ``Context(**dict)``
+        itself, so the environment must act here, in the constructor, to apply everywhere.
+        """
+        if isinstance(data, ArgsKwargs):
+            args, given = data.args, dict(data.kwargs or {})
+        elif isinstance(data, Mapping):
+            args, given = (), dict(data)
+        else:
+            return data
+        for name in field_names():
+            var = ENV_PREFIX + name.upper()
+            if name not in given and var in os.environ:
+                given[name] = os.environ[var]
+        return ArgsKwargs(args, given)
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Context:
         """Build a Context from ``DESKRESEARCH_<FIELD>`` variables; explicit overrides win.
@@ -255,6 +277,6 @@ def resolve(runtime: Runtime[Context]) -> Context:
     ctx = runtime.context
     if ctx is None:
         return Context.from_env()
-    if isinstance(ctx, Mapping):  # a dict from a caller that bypassed validation
+    if isinstance(ctx, Mapping):  # a caller that bypassed LangGraph's own coercion
         return validated(ctx, source="context")
     return ctx

@@ -63,6 +63,9 @@ class WorkerPool:
         self.workers = min(2, os.cpu_count() or 1) if workers is None else workers
         self._pool: Executor | None = None
         self._lock = threading.Lock()
+        # Starting processes and handing them jobs writes to pipes: blocking calls that must
+        # not run on the event loop (`langgraph dev` rejects them). These threads do it.
+        self._hands = ThreadPoolExecutor(16, thread_name_prefix="deskresearch-submit")
 
     def _executor(self) -> Executor:
         with self._lock:
@@ -84,11 +87,24 @@ class WorkerPool:
                 pass  # no process support here: fall through to a thread
         return ThreadPoolExecutor(1, thread_name_prefix="deskresearch-worker")
 
-    def warm(self) -> None:
-        """Start the workers now, so the first page does not wait for them; returns at once."""
+    def _warm(self) -> None:
         pool = self._executor()
         for _ in range(max(self.workers, 1)):
             pool.submit(_ready)
+
+    def warm(self) -> None:
+        """Start the workers now, so the first page does not wait for them; returns at once."""
+        self._hands.submit(self._warm)
+
+    def _call(self, job: Callable[[], T]) -> T:
+        pool = self._executor()
+        try:
+            return pool.submit(job).result()
+        except BrokenProcessPool:
+            with self._lock:
+                if self._pool is pool:
+                    self._pool = None
+            raise WorkerCrashed(getattr(getattr(job, "func", job), "__name__", "job")) from None
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn(*args, **kwargs)`` in a worker (``fn`` must be a module-level function).
@@ -96,16 +112,8 @@ class WorkerPool:
         Raises:
             WorkerCrashed: the worker died on this job.
         """
-        pool = self._executor()
-        try:
-            return await asyncio.get_running_loop().run_in_executor(
-                pool, partial(fn, *args, **kwargs)
-            )
-        except BrokenProcessPool:
-            with self._lock:
-                if self._pool is pool:
-                    self._pool = None
-            raise WorkerCrashed(getattr(fn, "__name__", "job")) from None
+        job = partial(fn, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._hands, self._call, job)
 
     def close(self) -> None:
         """Stop the workers (they also stop when this process exits)."""

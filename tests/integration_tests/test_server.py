@@ -1,0 +1,141 @@
+"""`langgraph dev` serves the graph offline; langgraph-sdk drives it like a user's front end."""
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from tests.support.loopback import FakeWeb, serve
+
+ROOT = Path(__file__).parents[2]
+pytestmark = pytest.mark.anyio
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def web() -> Iterator[FakeWeb]:
+    with serve(FakeWeb()) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def server(web: FakeWeb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A `langgraph dev` process whose every outside URL points at the loopback fakes."""
+    port = free_port()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "TAVILY_", "DESKRESEARCH_", "LANGSMITH_", "LANGCHAIN_"))
+    } | {
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "LANGSMITH_TRACING": "false",
+        "OPENAI_API_KEY": "sk-server-secret",
+        "OPENAI_BASE_URL": web.base + "/v1",
+        "TAVILY_API_KEY": "tvly-server-secret",
+        "DESKRESEARCH_TAVILY_BASE_URL": web.base,
+    }
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "langgraph"), "dev", "--port", str(port),
+             "--host", "127.0.0.1", "--no-browser", "--no-reload"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, log.read_text()[-3000:]
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            try:
+                if httpx.get(url + "/ok", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+async def test_the_sdk_sees_the_assistant_and_its_schemas(server: str) -> None:
+    async with get_client(url=server) as client:
+        [assistant] = await client.assistants.search(graph_id="researcher")
+        schemas: dict[str, Any] = dict(
+            await client.assistants.get_schemas(assistant["assistant_id"])
+        )
+        assert set(schemas["input_schema"]["properties"]) == {"topic", "language"}
+        assert {"report", "sources", "status"} <= set(schemas["output_schema"]["properties"])
+        fields = schemas["context_schema"]["properties"]
+        assert fields["summary_model"]["__template_metadata__"] == {"kind": "llm"}
+        assert all(f.get("description") for f in fields.values())
+        assert fields["url_per_query"]["maximum"] == 20
+
+
+async def test_a_streamed_run_reports_progress_and_keeps_state_and_history(
+    server: str, web: FakeWeb
+) -> None:
+    async with get_client(url=server) as client:
+        thread = await client.threads.create()
+        events: dict[str, list[Any]] = {}
+        async for part in client.runs.stream(
+            thread["thread_id"],
+            "researcher",
+            input={"topic": "EV battery recycling"},
+            context={"url_per_query": 2},
+            stream_mode=["updates", "custom"],
+            stream_subgraphs=True,
+        ):
+            events.setdefault(part.event.split("|")[0], []).append(part.data)
+        assert "error" not in events, events.get("error")
+        stages = {e["stage"] for e in events["custom"]}
+        assert {"start_run", "read_page", "summarise_chunk", "write_report"} <= stages
+        state = await client.threads.get_state(thread["thread_id"])
+        values: dict[str, Any] = state["values"]  # type: ignore[assignment]
+        assert (
+            values["status"] == "ok"
+            and values["sources"]
+            and values["settings"]["url_per_query"] == 2
+        )
+        history = await client.threads.get_history(thread["thread_id"], limit=100)
+        assert len(history) > 5
+        # Every outside call went to the loopback fakes; secrets stay out of what the server keeps.
+        assert any(c.kind == "model" for c in web.log) and web.searches
+        dump = str(values) + str(history) + str(events)
+        assert "server-secret" not in dump
+
+
+async def test_five_runs_at_once_all_finish(server: str) -> None:
+    async with get_client(url=server) as client:
+
+        async def one(i: int) -> dict[str, Any]:
+            thread = await client.threads.create()
+            out = await client.runs.wait(
+                thread["thread_id"], "researcher",
+                input={"topic": f"EV battery recycling, aspect {i}"}, context={"url_per_query": 2},
+            )  # fmt: skip
+            assert isinstance(out, dict)
+            return out
+
+        results = await asyncio.gather(*(one(i) for i in range(5)))
+        assert [r["status"] for r in results] == ["ok"] * 5
