@@ -1,15 +1,12 @@
 """deskresearch: a research question in, a cited and verifiable markdown report out.
 
-Names are imported on first use: extraction worker processes import this package too, and must
-not pay for LangGraph, LangChain and the compiled graph they never use.
+Extraction worker processes (spawned by multiprocessing) import this package too; they skip
+the public names, so they do not pay for LangGraph, LangChain and building the graph.
 """
 
-from __future__ import annotations
+from multiprocessing import parent_process
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
+if parent_process() is None:  # not an extraction worker
     from deskresearch.context import Context
     from deskresearch.errors import (
         ConfigError,
@@ -21,22 +18,8 @@ if TYPE_CHECKING:
         ServiceError,
     )
     from deskresearch.graph import build_graph, graph
-    from deskresearch.state import ResearchInput, ResearchOutput
+    from deskresearch.state import ResearchInput, ResearchOutput, ResearchRequest
 
-_WHERE = {
-    "ConfigError": "errors",
-    "Context": "context",
-    "DeskResearchError": "errors",
-    "FetchError": "errors",
-    "ModelCallError": "errors",
-    "ModelOutputError": "errors",
-    "ResearchInput": "state",
-    "ResearchOutput": "state",
-    "SearchError": "errors",
-    "ServiceError": "errors",
-    "build_graph": "graph",
-    "graph": "graph",
-}
 __all__ = [
     "ConfigError",
     "Context",
@@ -46,14 +29,9 @@ __all__ = [
     "ModelOutputError",
     "ResearchInput",
     "ResearchOutput",
+    "ResearchRequest",
     "SearchError",
     "ServiceError",
     "build_graph",
     "graph",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'deskresearch' has no attribute {name!r}")
-    return getattr(import_module(f"deskresearch.{_WHERE[name]}"), name)

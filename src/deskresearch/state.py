@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, NotRequired
 
+from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from deskresearch.records import Provenance, SearchHit, Source, Status, Usage
@@ -79,6 +80,19 @@ class ResearchInput(TypedDict):
 
     topic: str  # the research question; must not be empty
     language: NotRequired[str]  # overrides Context.language for this run
+
+
+class ResearchRequest(BaseModel):
+    """The input as a pydantic model: ``graph.as_tool(args_schema=ResearchRequest, ...)``.
+
+    ``as_tool`` derives a schema that marks the optional ``language`` as required; this one
+    does not, and its descriptions tell a tool-calling model what to pass.
+    """
+
+    topic: str = Field(description="The research question, in any language.")
+    language: str | None = Field(
+        default=None, description="Language of the report (e.g. en-us, German); default: en-us."
+    )
 
 
 class ResearchOutput(TypedDict):

@@ -86,6 +86,9 @@ def test_kill_9_mid_run_then_resume_redoes_only_unfinished_work(tmp_path: Path) 
         after = web.log[len(before) :]
 
     assert second.returncode == 0, second.stderr
+    saved = b"".join(p.read_bytes() for p in tmp_path.glob("runs.sqlite*"))
+    assert b"summarise_chunk" in saved  # the checkpoints are there, and hold no secret
+    assert b"test-key" not in saved and b"tvly-test" not in saved
     assert (tmp_path / "ev-battery-recycling.md").read_text(encoding="utf-8").count("[1]") >= 1
     redone = Counter(c.key for c in after if c.kind == "model")
     # Steps finished long before the kill are not asked again: no keywords, plan, ranking, search.

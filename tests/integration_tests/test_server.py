@@ -12,8 +12,12 @@ from typing import Any
 
 import httpx
 import pytest
+from langgraph.graph import START, StateGraph
+from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client
+from typing_extensions import TypedDict
 
+from tests.integration_tests.test_examples import run_example
 from tests.support.loopback import FakeWeb, serve
 
 ROOT = Path(__file__).parents[2]
@@ -139,3 +143,23 @@ async def test_five_runs_at_once_all_finish(server: str) -> None:
 
         results = await asyncio.gather(*(one(i) for i in range(5)))
         assert [r["status"] for r in results] == ["ok"] * 5
+
+
+class Desk(TypedDict, total=False):
+    topic: str
+    report: str
+    status: str
+
+
+async def test_remote_graph_serves_as_a_node_of_a_parent_graph(server: str) -> None:
+    async with get_client(url=server) as client:
+        parent = StateGraph(Desk)
+        parent.add_node("research", RemoteGraph("researcher", client=client))
+        parent.add_edge(START, "research")
+        out = await parent.compile().ainvoke({"topic": "EV battery recycling"})
+    assert out["status"] == "ok" and "[1]" in out["report"]
+
+
+def test_the_readme_sdk_example_runs(server: str, web: FakeWeb) -> None:
+    out = run_example("sdk", web, DESKRESEARCH_SERVER=server)
+    assert "write_report finished" in out and "[1]" in out

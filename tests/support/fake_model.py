@@ -33,6 +33,9 @@ def _text(message: dict[str, Any]) -> str:
     return str(content)
 
 
+AGENT_TOOL = "research"  # the tool name the embedding examples give graph.as_tool(...)
+
+
 def stage_of(body: dict[str, Any]) -> str:
     """Return the schema name a request asks for, or REPORT for plain text."""
     fmt = body.get("response_format") or {}
@@ -76,8 +79,19 @@ class FakeModel:
                 "error": {"message": f"injected {code}", "type": "server_error", "code": code}
             }
         user = "\n".join(_text(m) for m in body["messages"] if m.get("role") == "user")
+        if stage == AGENT_TOOL:
+            return 200, self._agent_turn(body, user)
         answer = self._answer(stage, user, fault)
         return 200, self._completion(body, stage, answer)
+
+    def _agent_turn(self, body: dict[str, Any], user: str) -> dict[str, Any]:
+        """A tool-calling agent given deskresearch as a tool: call it once, then answer."""
+        results = [_text(m) for m in body["messages"] if m.get("role") == "tool"]
+        if results:
+            reply = self._completion({**body, "tools": None}, REPORT, "")
+            reply["choices"][0]["message"]["content"] = "From the research: " + results[-1][:300]
+            return reply
+        return self._completion(body, AGENT_TOOL, {"topic": user.strip()})
 
     def _answer(self, stage: str, user: str, fault: Fault) -> Any:
         if fault == "malformed":
