@@ -15,7 +15,7 @@ from tests.support.loopback import Call, FakeWeb, Latency, serve
 
 ROOT = Path(__file__).parents[2]
 TOPIC = "EV battery recycling"
-SETTLED_S = 1.0  # a call answered this long before the kill has had its step saved
+SETTLED_S = 1.5  # a call answered this long before the kill has had its step saved
 
 
 def env_for(web: FakeWeb, checkpoints: str) -> dict[str, str]:
@@ -94,7 +94,13 @@ def test_kill_9_mid_run_then_resume_redoes_only_unfinished_work(tmp_path: Path) 
     # Steps finished long before the kill are not asked again: no keywords, plan, ranking, search.
     assert redone["Keywords"] == redone["QueryPlan"] == redone["Ranking"] == 0
     assert not [c for c in after if c.kind == "search"]
-    settled = {key(c) for c in before if c.started + c.seconds < killed_at - SETTLED_S}
+    # A model call answered well before the kill finished its step (the node returns right
+    # after the answer). A fetch does not: extraction follows, so a re-fetch can be legitimate.
+    settled = {
+        key(c)
+        for c in before
+        if c.kind == "model" and c.started + c.seconds < killed_at - SETTLED_S
+    }
     assert settled and not settled & {key(c) for c in after}
     # Together the two processes asked for no more than one uninterrupted run plus what was
     # in flight at the kill (at most max_model_calls = 8).
