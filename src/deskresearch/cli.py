@@ -30,6 +30,7 @@ from deskresearch.services.checkpoints import (
     describe,
     open_checkpointer,
 )
+from deskresearch.tracing import run_config
 
 EXIT_OK, EXIT_ERROR, EXIT_INSUFFICIENT = 0, 1, 2
 MAX_SLUG_CHARS = 80
@@ -149,10 +150,9 @@ async def _session(
     thread = args.resume or uuid.uuid4().hex
     async with open_checkpointer(location) as saver:
         graph = build_graph(checkpointer=saver, max_concurrency=args.max_concurrency)
-        config: RunnableConfig = {"configurable": {"thread_id": thread}}
         graph_input: dict[str, Any] | None = {"topic": args.topic}
         if args.resume:
-            saved = await graph.aget_state(config)
+            saved = await graph.aget_state({"configurable": {"thread_id": thread}})
             if not saved.values:
                 raise ConfigError(
                     f"no run with thread id {thread!r} in {describe(location)}: check the id "
@@ -165,6 +165,11 @@ async def _session(
             graph_input = None
         else:
             ctx = Context.from_env(**overrides)
+        topic = args.topic or saved.values.get("topic", "")
+        config: RunnableConfig = {
+            **run_config(topic, ctx, thread_id=thread),
+            "configurable": {"thread_id": thread},
+        }
         banner = (
             f"deskresearch: thread {thread} in {describe(location)} "
             f"(after a crash: deskresearch --resume {thread})"

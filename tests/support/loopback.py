@@ -7,6 +7,7 @@ in-process tests do. Every request is counted, so tests can assert what was fetc
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import zlib
@@ -107,6 +108,7 @@ class FakeWeb:
     returned: list[str] = field(default_factory=list)  # every result URL handed out
     latency: Latency = field(default_factory=Latency)
     log: list[Call] = field(default_factory=list)
+    traces: list[tuple[str, bytes]] = field(default_factory=list)  # what a LangSmith client sent
     port: int = 0
     hosts: int = 1  # pages are spread over 127.0.0.1 … 127.0.0.<hosts> (all loopback)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -169,16 +171,42 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _sse(self, completion: dict[str, Any]) -> None:
+        """Send a completion as OpenAI's stream: content in word-sized deltas, then usage."""
+        message = completion["choices"][0]["message"]
+        words = re.findall(r"\S+\s*|\s+", message.get("content") or "")
+        base = {k: completion[k] for k in ("id", "created", "model")}
+        chunks = [
+            {"index": 0, "delta": {"role": "assistant", "content": w}, "finish_reason": None}
+            for w in words
+        ] + [{"index": 0, "delta": {}, "finish_reason": "stop"}]
+        events = [{**base, "object": "chat.completion.chunk", "choices": [c]} for c in chunks]
+        events.append({**base, "object": "chat.completion.chunk", "choices": [],
+                       "usage": completion["usage"]})  # fmt: skip
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         length = int(self.headers.get("Content-Length", "0"))
-        body = json.loads(self.rfile.read(length) or b"{}")
+        raw = self.rfile.read(length)
         web = self.web
+        if "/runs" in self.path:  # the LangSmith API: keep what arrives, accept it
+            with web._lock:
+                web.traces.append((self.path, raw))
+            return self._json(202, {})
+        body = json.loads(raw or b"{}")
         if self.path.endswith("/chat/completions"):
             status, payload = web.model.handle(body)
             usage = payload.get("usage", {})
             t_in, t_out = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
             seconds = web.latency.model(t_in, t_out)
             web.record(Call("model", stage_of(body), seconds, body, t_in, t_out))
+            if body.get("stream") and status == 200:
+                return self._sse(payload)
             self._json(status, payload)
         elif self.path == "/search":
             with web._lock:

@@ -10,11 +10,13 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import httpx
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr, ValidationError
 
@@ -46,6 +48,11 @@ def usage_of(message: Any, *, stage: Stage, model: str) -> Usage:
         output_tokens=int(meta.get("output_tokens", 0)),
         calls=1,
     )
+
+
+def trace_config(stage: Stage, *tags: str) -> RunnableConfig:
+    """Name and tag one model call by its stage, so traces read as the graph does."""
+    return {"run_name": f"{stage} model", "tags": [f"stage:{stage}", *tags]}
 
 
 class OpenAIChat:
@@ -107,7 +114,10 @@ class OpenAIChat:
         runnable = self._model(spec).with_structured_output(
             schema, method=spec.method, include_raw=True
         )
-        out = await self._call(runnable.ainvoke, msgs, spec)
+        # JSON answers are useless token by token: keep them out of `messages` streams
+        # ("nostream" for LangGraph, "langsmith:nostream" for LangSmith and the server).
+        config = trace_config(stage, "nostream", "langsmith:nostream")
+        out = await self._call(partial(runnable.ainvoke, config=config), msgs, spec)
         raw = out.get("raw") if isinstance(out, dict) else None
         usage = usage_of(raw, stage=stage, model=spec.model)
         parsed = out.get("parsed") if isinstance(out, dict) else None
@@ -123,7 +133,10 @@ class OpenAIChat:
         self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage
     ) -> Reply[str]:
         """Ask for free text; reasoning blocks are removed."""
-        out = await self._call(self._model(spec).ainvoke, list(messages), spec)
+        config = trace_config(stage)
+        out = await self._call(
+            partial(self._model(spec).ainvoke, config=config), list(messages), spec
+        )
         usage = usage_of(out, stage=stage, model=spec.model)
         content = out.text if isinstance(out, AIMessage) else str(out)
         return Reply(strip_reasoning(content), usage)
