@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
 from slugify import slugify
 
+from deskresearch.cli_review import answer_from, show_plan
 from deskresearch.context import ENV_PREFIX, Context, field_description, field_names, validated
 from deskresearch.errors import ConfigError
 from deskresearch.graph import MAX_CONCURRENCY, build_graph
@@ -65,6 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="THREAD_ID",
         help="continue an interrupted run (its thread id is printed when it starts); "
         "finished steps are not redone, settings are the run's own unless flags override them",
+    )
+    parser.add_argument(
+        "--review",
+        nargs="?",
+        const="-",
+        metavar="ANSWER_JSON",
+        help="pause after ranking to review the planned pages: type numbers to drop, or give a "
+        'JSON answer file (true, or {"drop_urls"|"keep_urls"|"drop_queries": [...]})',
     )
     parser.add_argument(
         "--checkpoints",
@@ -114,7 +124,7 @@ def _progress(event: dict[str, Any]) -> None:
 
 async def _stream(
     graph: Any,
-    graph_input: dict[str, Any] | None,
+    graph_input: dict[str, Any] | Command[Any] | None,
     ctx: Context,
     config: RunnableConfig,
     *,
@@ -174,7 +184,15 @@ async def _session(
             f"deskresearch: thread {thread} in {describe(location)} "
             f"(after a crash: deskresearch --resume {thread})"
         )
-        return await _stream(graph, graph_input, ctx, config, banner=banner, quiet=args.quiet), ctx
+        run_input: dict[str, Any] | Command[Any] | None = graph_input
+        while True:
+            final = await _stream(graph, run_input, ctx, config, banner=banner, quiet=args.quiet)
+            banner = ""
+            paused = (await graph.aget_state(config)).interrupts
+            if not paused:
+                return final, ctx
+            show_plan(paused[0].value)
+            run_input = Command(resume=answer_from(paused[0].value, args.review or "-"))
 
 
 def write_outputs(
@@ -203,6 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("give a topic to start a run, or --resume THREAD_ID to continue one")
     try:
         overrides = {name: getattr(args, name) for name in field_names()}
+        if args.review:
+            overrides["review_plan"] = True
         result, ctx = asyncio.run(_session(args, overrides))
         if not result.get("status"):
             raise RuntimeError("the run ended without a result")

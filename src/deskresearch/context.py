@@ -96,6 +96,12 @@ class Context:
         int,
         Field(ge=1, le=20, description="Pages kept per research query after ranking (MetaGPT: 4)."),
     ] = 4
+    review_plan: Annotated[
+        bool,
+        Field(
+            description="Pause after ranking to show the queries and pages for review (interrupt); resume to accept, trim or drop them.",
+        ),
+    ] = False
     search: Annotated[
         Literal["tavily", "corpus"],
         Field(

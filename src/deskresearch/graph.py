@@ -2,7 +2,7 @@
 
     start_run → generate_keywords ⟲ (malformed: retry, then keywords_fallback)
       → search_keyword* → plan_queries → research_query* [search_query → rank_urls]
-      → dedup_urls → process_page* [read_page → summarise_chunk* → reduce_page]
+      → dedup_urls → review_plan (interrupt, if asked) → process_page* [read_page → summarise_chunk* → reduce_page]
       → collect_sources → write_report ⟲ (uncited: once) | insufficient_evidence
 
 ``*`` marks a Send fan-out. Per-page work runs as one branch (a subgraph), so a page is
@@ -87,9 +87,11 @@ def fan_out_queries(state: ResearchState) -> list[Send]:
 
 def route_after_dedup(state: ResearchState) -> Literal["insufficient_evidence"] | list[Send]:
     """One branch per distinct page; no page at all means no evidence."""
-    if not state["page_tasks"]:
+    dropped = set(state.get("dropped_urls") or [])
+    tasks = [t for t in state["page_tasks"] if t["url"] not in dropped]
+    if not tasks:
         return "insufficient_evidence"
-    return [Send("process_page", task) for task in state["page_tasks"]]
+    return [Send("process_page", task) for task in tasks]
 
 
 def fan_out_chunks(state: PageState) -> Literal["__end__"] | list[Send]:
@@ -176,6 +178,7 @@ def build_graph(
     g.add_node("plan_queries", partial(nodes.plan_queries, llm=svc.llm, tokens=svc.tokens), retry_policy=TRANSIENT)
     g.add_node("research_query", q.compile(name="research_query"), input_schema=QueryTask)
     g.add_node("dedup_urls", nodes.dedup_urls)
+    g.add_node("review_plan", nodes.review_plan)
     g.add_node("process_page", p.compile(name="process_page"), input_schema=PageTask)
     g.add_node("collect_sources", nodes.collect_sources)
     g.add_node("write_report", partial(nodes.write_report, llm=svc.llm), retry_policy=TRANSIENT)
@@ -189,7 +192,8 @@ def build_graph(
     g.add_edge("search_keyword", "plan_queries")
     g.add_conditional_edges("plan_queries", fan_out_queries, ["research_query"])
     g.add_edge("research_query", "dedup_urls")
-    g.add_conditional_edges("dedup_urls", route_after_dedup, ["process_page", "insufficient_evidence"])
+    g.add_edge("dedup_urls", "review_plan")
+    g.add_conditional_edges("review_plan", route_after_dedup, ["process_page", "insufficient_evidence"])
     g.add_edge("process_page", "collect_sources")
     g.add_conditional_edges("collect_sources", route_after_sources, ["write_report", "insufficient_evidence"])
     g.add_conditional_edges("write_report", route_after_report, ["write_report", END])

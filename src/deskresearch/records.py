@@ -20,6 +20,7 @@ Stage = Literal[
     "search_query",
     "rank_urls",
     "dedup_urls",
+    "review_plan",
     "read_page",
     "summarise_chunk",
     "reduce_page",

@@ -115,6 +115,7 @@ class ResearchState(ResearchInput, ResearchOutput):
     keyword_hits: Annotated[list[KeywordHits], operator.add]  # nodes/search.py (search_keyword)
     ranked: Annotated[list[RankedQuery], operator.add]  # nodes/rank_urls.py, one per query branch
     page_tasks: list[PageTask]  # nodes/dedup_urls.py
+    dropped_urls: list[str]  # nodes/review_plan.py: pages a reviewer left out
     pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
     report_attempts: int  # nodes/write_report.py
     report_cited: bool  # nodes/write_report.py

@@ -105,3 +105,14 @@ def test_slug_is_safe_for_any_topic(topic: str, slug: str) -> None:
 
 def test_slug_is_capped() -> None:
     assert len(slug_for("word " * 100)) <= 80
+
+
+def test_cli_review_with_an_answer_file_drops_the_named_pages(web: FakeWeb, tmp_path: Path) -> None:
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"keep_urls": [web.url("/pages/heise.de.lithium.html")]}))
+    proc = cli(web, "EV battery recycling", "-o", str(tmp_path), "-q", "--review", str(answer))
+    assert proc.returncode == 0, proc.stderr
+    assert "Pages to read:" in proc.stderr and "heise.de.lithium" in proc.stderr
+    data = json.loads((tmp_path / "ev-battery-recycling.json").read_text(encoding="utf-8"))
+    assert [s["url"] for s in data["sources"]] == [web.url("/pages/heise.de.lithium.html")]
+    assert any(p["reason"] == "dropped at review" for p in data["provenance"])

@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
 from deskresearch.urls import canonical_url
 from tests.support.fake_model import REPORT
@@ -165,3 +166,18 @@ async def test_messages_mode_streams_the_report_tokens_and_nothing_else(web: Fak
         text += str(chunk.content)
     assert nodes == {"write_report"}  # structured calls carry langsmith:nostream
     assert "[1]" in text and len(text) > 100
+
+
+async def test_review_plan_pauses_and_a_resume_drops_pages(web: FakeWeb) -> None:
+    graph = graph_for(web, checkpointer=InMemorySaver())
+    cfg: Any = {"configurable": {"thread_id": "review"}}
+    ctx = context_for(web, review_plan=True, url_per_query=2)
+    await graph.ainvoke({"topic": "EV battery recycling"}, cfg, context=ctx)
+    [paused] = (await graph.aget_state(cfg)).interrupts
+    pages = [p["url"] for p in paused.value["pages"]]
+    assert paused.value["queries"] and len(pages) > 2 and not web.fetches  # nothing read yet
+    out = await graph.ainvoke(Command(resume={"drop_urls": pages[:2]}), cfg, context=ctx)
+    assert out["status"] in ("ok", "insufficient_evidence")
+    assert not {s["url"] for s in out["sources"]} & set(pages[:2])
+    dropped = [p for p in out["provenance"] if p["reason"] == "dropped at review"]
+    assert sorted(p["subject"] for p in dropped) == sorted(pages[:2])

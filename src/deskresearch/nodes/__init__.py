@@ -7,6 +7,7 @@ from deskresearch.nodes.keywords import generate_keywords, keywords_fallback
 from deskresearch.nodes.plan_queries import plan_queries
 from deskresearch.nodes.rank_urls import rank_failed, rank_urls
 from deskresearch.nodes.read_page import read_failed, read_page
+from deskresearch.nodes.review_plan import review_plan
 from deskresearch.nodes.search import search_failed, search_keyword, search_query
 from deskresearch.nodes.start_run import start_run
 from deskresearch.nodes.summarise import (
@@ -30,6 +31,7 @@ __all__ = [
     "read_page",
     "reduce_failed",
     "reduce_page",
+    "review_plan",
     "search_failed",
     "search_keyword",
     "search_query",

@@ -73,6 +73,7 @@ async def start_run(
         "keyword_attempts": 0,
         "queries": [],
         "page_tasks": [],
+        "dropped_urls": [],
         "sources": [],
         "report": "",
         "status": "ok",
