@@ -11,10 +11,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests.support.loopback import Call, FakeWeb, Latency, serve
 
 ROOT = Path(__file__).parents[2]
 TOPIC = "EV battery recycling"
+POSTGRES = os.environ.get("DESKRESEARCH_TEST_POSTGRES", "")  # set by .ci/run (.ci/postgres.sh)
 SETTLED_S = 1.5  # a call answered this long before the kill has had its step saved
 
 
@@ -47,7 +50,28 @@ def key(call: Call) -> str:
     )
 
 
-def test_kill_9_mid_run_then_resume_redoes_only_unfinished_work(tmp_path: Path) -> None:
+def fresh_postgres_url() -> str:
+    """Clear the checkpoint tables, so each test run starts from an empty store."""
+    import psycopg
+
+    with psycopg.connect(POSTGRES, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+    return POSTGRES
+
+
+@pytest.mark.parametrize(
+    "store",
+    [
+        "sqlite",
+        pytest.param(
+            "postgres",
+            marks=pytest.mark.skipif(not POSTGRES, reason="DESKRESEARCH_TEST_POSTGRES unset"),
+        ),
+    ],
+)
+def test_kill_9_mid_run_then_another_process_resumes_only_unfinished_work(
+    tmp_path: Path, store: str
+) -> None:
     # Reference: the same research, uninterrupted.
     with serve(FakeWeb()) as ref:
         done = subprocess.run(
@@ -58,7 +82,7 @@ def test_kill_9_mid_run_then_resume_redoes_only_unfinished_work(tmp_path: Path) 
     reference = Counter(c.key for c in ref.log if c.kind == "model")
 
     web = FakeWeb(latency=Latency(call_s=0.25, fetch_s=0.1))
-    db = str(tmp_path / "runs.sqlite")
+    db = str(tmp_path / "runs.sqlite") if store == "sqlite" else fresh_postgres_url()
     with serve(web):
         log = tmp_path / "first.log"
         with log.open("w") as stderr:
@@ -86,9 +110,10 @@ def test_kill_9_mid_run_then_resume_redoes_only_unfinished_work(tmp_path: Path) 
         after = web.log[len(before) :]
 
     assert second.returncode == 0, second.stderr
-    saved = b"".join(p.read_bytes() for p in tmp_path.glob("runs.sqlite*"))
-    assert b"summarise_chunk" in saved  # the checkpoints are there, and hold no secret
-    assert b"test-key" not in saved and b"tvly-test" not in saved
+    if store == "sqlite":
+        saved = b"".join(p.read_bytes() for p in tmp_path.glob("runs.sqlite*"))
+        assert b"summarise_chunk" in saved  # the checkpoints are there, and hold no secret
+        assert b"test-key" not in saved and b"tvly-test" not in saved
     assert (tmp_path / "ev-battery-recycling.md").read_text(encoding="utf-8").count("[1]") >= 1
     redone = Counter(c.key for c in after if c.kind == "model")
     # Steps finished long before the kill are not asked again: no keywords, plan, ranking, search.
