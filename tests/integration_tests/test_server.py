@@ -163,3 +163,30 @@ async def test_remote_graph_serves_as_a_node_of_a_parent_graph(server: str) -> N
 def test_the_readme_sdk_example_runs(server: str, web: FakeWeb) -> None:
     out = run_example("sdk", web, DESKRESEARCH_SERVER=server)
     assert "write_report finished" in out and "[1]" in out
+
+
+def test_langgraph_validate_accepts_the_config() -> None:
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "langgraph"), "validate"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0 and "is valid" in proc.stdout, proc.stdout + proc.stderr
+    assert "warning" not in (proc.stdout + proc.stderr).lower()
+
+
+async def test_review_plan_pauses_a_served_run_and_the_sdk_resumes_it(server: str) -> None:
+    async with get_client(url=server) as client:
+        thread = await client.threads.create()
+        tid = thread["thread_id"]
+        ctx = {"url_per_query": 2, "review_plan": True}
+        await client.runs.wait(
+            tid, "researcher", input={"topic": "EV battery recycling"}, context=ctx
+        )
+        paused = await client.threads.get_state(tid)
+        [task] = [t for t in paused["tasks"] if t["interrupts"]]
+        pages = [p["url"] for p in task["interrupts"][0]["value"]["pages"]]
+        out = await client.runs.wait(
+            tid, "researcher", command={"resume": {"drop_urls": pages[:1]}}, context=ctx
+        )
+    assert isinstance(out, dict) and out["status"] == "ok"
+    assert pages[0] not in {s["url"] for s in out["sources"]}
