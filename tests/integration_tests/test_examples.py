@@ -1,12 +1,12 @@
 """The README's code examples run as written, against the loopback fakes."""
 
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.support.loopback import FakeWeb
+from tests.support.runs import loopback_env
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = dict(
@@ -17,17 +17,7 @@ EXAMPLES = dict(
 
 
 def run_example(name: str, web: FakeWeb, **extra: str) -> str:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "TAVILY_", "DESKRESEARCH_"))
-    } | {
-        "OPENAI_API_KEY": "test-key",
-        "OPENAI_BASE_URL": web.base + "/v1",
-        "TAVILY_API_KEY": "tvly-test",
-        "DESKRESEARCH_TAVILY_BASE_URL": web.base,
-        **extra,
-    }
+    env = loopback_env(web, **extra)
     proc = subprocess.run(
         [sys.executable, "-c", EXAMPLES[name]],
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=180, check=False,

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.loopback import Call, FakeWeb, Latency, serve
+from tests.support.runs import loopback_env
 
 ROOT = Path(__file__).parents[2]
 TOPIC = "EV battery recycling"
@@ -22,18 +23,7 @@ SETTLED_S = 1.5  # a call answered this long before the kill has had its step sa
 
 
 def env_for(web: FakeWeb, checkpoints: str) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "TAVILY_", "DESKRESEARCH_"))
-    }
-    return env | {
-        "OPENAI_BASE_URL": web.base + "/v1",
-        "OPENAI_API_KEY": "test-key",
-        "DESKRESEARCH_TAVILY_BASE_URL": web.base,
-        "TAVILY_API_KEY": "tvly-test",
-        "DESKRESEARCH_CHECKPOINTS": checkpoints,
-    }
+    return loopback_env(web, DESKRESEARCH_CHECKPOINTS=checkpoints)
 
 
 def cli(*args: str) -> list[str]:

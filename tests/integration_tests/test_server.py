@@ -1,7 +1,6 @@
 """`langgraph dev` serves the graph offline; langgraph-sdk drives it like a user's front end."""
 
 import asyncio
-import os
 import socket
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from typing_extensions import TypedDict
 
 from tests.integration_tests.test_examples import run_example
 from tests.support.loopback import FakeWeb, serve
+from tests.support.runs import loopback_env
 
 ROOT = Path(__file__).parents[2]
 pytestmark = pytest.mark.anyio
@@ -41,19 +41,14 @@ def web() -> Iterator[FakeWeb]:
 def server(web: FakeWeb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A `langgraph dev` process whose every outside URL points at the loopback fakes."""
     port = free_port()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "TAVILY_", "DESKRESEARCH_", "LANGSMITH_", "LANGCHAIN_"))
-    } | {
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "true",
-        "LANGSMITH_TRACING": "false",
-        "OPENAI_API_KEY": "sk-server-secret",
-        "OPENAI_BASE_URL": web.base + "/v1",
-        "TAVILY_API_KEY": "tvly-server-secret",
-        "DESKRESEARCH_TAVILY_BASE_URL": web.base,
-    }
+    env = loopback_env(
+        web,
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
+        LANGGRAPH_NO_VERSION_CHECK="true",
+        LANGSMITH_TRACING="false",
+        OPENAI_API_KEY="sk-server-secret",
+        TAVILY_API_KEY="tvly-server-secret",
+    )
     log = tmp_path_factory.mktemp("server") / "server.log"
     with log.open("w") as out:
         proc = subprocess.Popen(

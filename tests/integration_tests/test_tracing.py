@@ -1,11 +1,11 @@
 """LangSmith tracing: off means no connection; on means named, tagged runs (to a fake endpoint)."""
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.support.loopback import FakeWeb
+from tests.support.runs import loopback_env
 
 ROOT = Path(__file__).parents[2]
 SCRIPT = """
@@ -26,18 +26,7 @@ wait_for_all_tracers()
 
 
 def run(web: FakeWeb, **env: str) -> str:
-    base = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "TAVILY_", "DESKRESEARCH_", "LANGSMITH_", "LANGCHAIN_"))
-    } | {
-        "OPENAI_API_KEY": "test-key",
-        "OPENAI_BASE_URL": web.base + "/v1",
-        "TAVILY_API_KEY": "tvly-test",
-        "DESKRESEARCH_TAVILY_BASE_URL": web.base,
-        "LANGSMITH_ENDPOINT": web.base,
-        "LANGSMITH_API_KEY": "lsv2-test-secret",
-    }
+    base = loopback_env(web, LANGSMITH_ENDPOINT=web.base, LANGSMITH_API_KEY="lsv2-test-secret")
     proc = subprocess.run(
         [sys.executable, "-c", SCRIPT], env=base | env, cwd=ROOT,
         capture_output=True, text=True, timeout=120, check=False,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from deskresearch import Context, build_graph
@@ -29,3 +30,19 @@ async def run(web: FakeWeb, topic: str = "EV battery recycling", **ctx: Any) -> 
     out = await graph_for(web).ainvoke({"topic": topic}, context=context_for(web, **ctx))
     assert isinstance(out, dict)
     return out
+
+
+def loopback_env(web: FakeWeb, **extra: str) -> dict[str, str]:
+    """This process's environment, minus every provider setting, pointed at the loopback web."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "TAVILY_", "DESKRESEARCH_", "LANGSMITH_", "LANGCHAIN_"))
+    }
+    return env | {
+        "OPENAI_API_KEY": "test-key",
+        "OPENAI_BASE_URL": web.base + "/v1",
+        "TAVILY_API_KEY": "tvly-test",
+        "DESKRESEARCH_TAVILY_BASE_URL": web.base,
+        **extra,
+    }
