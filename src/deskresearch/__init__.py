@@ -1,12 +1,17 @@
 """deskresearch: a research question in, a cited and verifiable markdown report out.
 
-Extraction worker processes (spawned by multiprocessing) import this package too; they skip
-the public names, so they do not pay for LangGraph, LangChain and building the graph.
+Names are imported on first use: extraction worker processes import this package too, and must
+not pay for LangGraph, LangChain and building the graph they never use.
 """
 
-from multiprocessing import parent_process
+from __future__ import annotations
 
-if parent_process() is None:  # not an extraction worker
+import sys
+import types
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
     from deskresearch.context import Context
     from deskresearch.errors import (
         ConfigError,
@@ -35,3 +40,26 @@ __all__ = [
     "build_graph",
     "graph",
 ]
+_HOME = {"Context": "context", "build_graph": "graph", "graph": "graph"}
+_HOME |= {n: "state" for n in ("ResearchInput", "ResearchOutput", "ResearchRequest")}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'deskresearch' has no attribute {name!r}")
+    return getattr(import_module(f"deskresearch.{_HOME.get(name, 'errors')}"), name)
+
+
+class _Package(types.ModuleType):
+    """The package module, keeping ``deskresearch.graph`` the compiled graph.
+
+    Importing the submodule of the same name would otherwise set the attribute to the module.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "graph" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -126,6 +126,13 @@ class Context:
     max_fetches_per_host: Annotated[
         int, Field(ge=1, le=64, description="Pages read at once from one host (politeness).")
     ] = 4
+    allow_hosts: Annotated[
+        str,
+        Field(
+            max_length=2000,
+            description="Comma-separated hosts, IPs or CIDR ranges the fetcher may read although they are loopback or private (e.g. intranet.example,10.0.0.0/8). Empty: public addresses only.",
+        ),
+    ] = ""
     page_timeout_s: Annotated[
         float, Field(gt=0, le=300, description="Seconds to read one page, redirects included.")
     ] = 20.0
@@ -246,6 +253,7 @@ class Context:
             max_redirects=self.max_redirects,
             max_concurrent=self.max_fetches,
             max_per_host=self.max_fetches_per_host,
+            allow_hosts=tuple(h.strip() for h in self.allow_hosts.split(",") if h.strip()),
         )
 
 

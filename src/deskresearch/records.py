@@ -119,6 +119,7 @@ class FetchLimits:
     max_redirects: int
     max_concurrent: int = 16  # pages read at once, across all branches
     max_per_host: int = 4  # pages read at once from one host
+    allow_hosts: tuple[str, ...] = ()  # hosts/IPs/CIDRs readable although not public
 
 
 @dataclass(frozen=True, kw_only=True)

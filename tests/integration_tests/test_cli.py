@@ -27,6 +27,7 @@ def cli(
             "OPENAI_BASE_URL": web.base + "/v1",
             "DESKRESEARCH_TAVILY_BASE_URL": web.base,
             "TAVILY_API_KEY": "tvly-test",
+            "DESKRESEARCH_ALLOW_HOSTS": "127.0.0.0/8",
         }
     base_env["DESKRESEARCH_CHECKPOINTS"] = "memory"  # never the user's data folder
     base_env |= env or {}

@@ -136,6 +136,7 @@ async def test_graph_without_context_reads_the_environment(
 ) -> None:
     monkeypatch.setenv("DESKRESEARCH_TAVILY_BASE_URL", web.base)
     monkeypatch.setenv("DESKRESEARCH_URL_PER_QUERY", "1")
+    monkeypatch.setenv("DESKRESEARCH_ALLOW_HOSTS", "127.0.0.1")
     web.catalogue = [Entry("/pages/heise.de.lithium.html", "Lithium", "Lithium aus dem Schredder.")]
     out = await graph_for(web).ainvoke({"topic": "Lithium"})
     assert out["status"] == "ok" and len(out["sources"]) == 1

@@ -19,7 +19,7 @@ from tests.support.runs import loopback_env
 ROOT = Path(__file__).parents[2]
 TOPIC = "EV battery recycling"
 POSTGRES = os.environ.get("DESKRESEARCH_TEST_POSTGRES", "")  # set by .ci/run (.ci/postgres.sh)
-SETTLED_S = 1.5  # a call answered this long before the kill has had its step saved
+SETTLED_S = 1.0  # a call answered this long before the kill has had its step saved
 
 
 def env_for(web: FakeWeb, checkpoints: str) -> dict[str, str]:
@@ -71,7 +71,7 @@ def test_kill_9_mid_run_then_another_process_resumes_only_unfinished_work(
         assert done.returncode == 0, done.stderr
     reference = Counter(c.key for c in ref.log if c.kind == "model")
 
-    web = FakeWeb(latency=Latency(call_s=0.25, fetch_s=0.1))
+    web = FakeWeb(latency=Latency(call_s=0.4, fetch_s=0.1))
     db = str(tmp_path / "runs.sqlite") if store == "sqlite" else fresh_postgres_url()
     with serve(web):
         log = tmp_path / "first.log"
@@ -81,7 +81,11 @@ def test_kill_9_mid_run_then_another_process_resumes_only_unfinished_work(
                 stderr=stderr,
             )  # fmt: skip
         deadline = time.monotonic() + 60
-        while sum(c.key == "ChunkSummary" for c in web.log) < 3:
+        # Mid-run, with some calls long settled: 3 chunk summaries done, the first call > 2 s ago.
+        while (
+            sum(c.key == "ChunkSummary" for c in web.log) < 3
+            or time.time() - web.log[0].started < SETTLED_S + 1.0
+        ):
             assert first.poll() is None and time.monotonic() < deadline, "run ended too early"
             time.sleep(0.02)
         os.kill(first.pid, signal.SIGKILL)

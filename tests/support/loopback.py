@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from tests.support.fake_model import FakeModel, stage_of
 
@@ -233,6 +234,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         elif path.startswith("/status/"):
             self._json(int(path.removeprefix("/status/")), {"error": "as requested"})
+        elif path == "/redirect-to":  # an absolute redirect, e.g. to another host
+            target = parse_qs(urlsplit(self.path).query).get("url", [""])[0]
+            self.send_response(302)
+            self.send_header("Location", target)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         elif path.startswith("/redirect/"):
             _, _, hops, rest = path.split("/", 3)
             target = f"/pages/{rest}" if int(hops) <= 0 else f"/redirect/{int(hops) - 1}/{rest}"

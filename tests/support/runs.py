@@ -12,6 +12,8 @@ from deskresearch.services.search_corpus import CorpusSearch
 from deskresearch.services.search_tavily import TavilySearch
 from tests.support.loopback import FakeWeb
 
+LOOPBACK = "127.0.0.0/8"  # the loopback web; the fetcher refuses it unless allowed
+
 
 def graph_for(web: FakeWeb, **kw: Any) -> Any:
     """The real graph: real ChatOpenAI and tavily-python, pointed at the loopback web."""
@@ -23,6 +25,7 @@ def graph_for(web: FakeWeb, **kw: Any) -> Any:
 
 
 def context_for(web: FakeWeb, **kw: Any) -> Context:
+    kw.setdefault("allow_hosts", LOOPBACK)
     return Context(tavily_base_url=web.base, **kw)
 
 
@@ -44,5 +47,6 @@ def loopback_env(web: FakeWeb, **extra: str) -> dict[str, str]:
         "OPENAI_BASE_URL": web.base + "/v1",
         "TAVILY_API_KEY": "tvly-test",
         "DESKRESEARCH_TAVILY_BASE_URL": web.base,
+        "DESKRESEARCH_ALLOW_HOSTS": LOOPBACK,
         **extra,
     }

@@ -9,6 +9,7 @@ import httpx
 
 from deskresearch.errors import FetchError
 from deskresearch.records import FetchedPage, FetchLimits
+from deskresearch.services.netpolicy import check_target
 
 READABLE_TYPES = ("text/html", "application/xhtml+xml", "text/plain", "text/markdown")
 _USER_AGENT = "deskresearch/0.1 (+https://pypi.org/project/deskresearch/)"
@@ -39,7 +40,8 @@ class HttpFetcher:
         cannot hold a branch longer than ``limits.timeout_s``. Bodies stop at ``max_bytes``.
 
         Raises:
-            FetchError: with reason timeout, too_many_redirects, http_<code>, not_html or network.
+            FetchError: with reason timeout, too_many_redirects, http_<code>, not_html, network,
+                or blocked (a non-http(s) scheme, or a host that is not public: netpolicy).
         """
         try:
             async with asyncio.timeout(limits.timeout_s):
@@ -56,6 +58,7 @@ class HttpFetcher:
     async def _follow(self, url: str, limits: FetchLimits) -> FetchedPage:
         current = url
         for _ in range(limits.max_redirects + 1):
+            await check_target(current, limits.allow_hosts)  # the first URL and every redirect
             async with self.client.stream(
                 "GET", current, follow_redirects=False, timeout=limits.timeout_s
             ) as resp:

@@ -6,11 +6,13 @@ from deskresearch.services.fetch import HttpFetcher
 from tests.support.loopback import FakeWeb
 
 pytestmark = pytest.mark.anyio
-LIMITS = FetchLimits(timeout_s=5, max_bytes=100_000, max_redirects=3)
+LIMITS = FetchLimits(timeout_s=5, max_bytes=100_000, max_redirects=3, allow_hosts=("127.0.0.1",))
 
 
 async def test_fetch_reads_a_real_page(web: FakeWeb) -> None:
-    limits = FetchLimits(timeout_s=5, max_bytes=5_000_000, max_redirects=0)
+    limits = FetchLimits(
+        timeout_s=5, max_bytes=5_000_000, max_redirects=0, allow_hosts=("127.0.0.1",)
+    )
     page = await HttpFetcher().fetch(web.url("/pages/heise.de.lithium.html"), limits=limits)
     assert page.content_type == "text/html" and b"Lithium" in page.body and not page.truncated
 
@@ -46,7 +48,10 @@ async def test_fetch_errors_carry_reason_and_transience(
 async def test_fetch_gives_up_on_a_slow_drip_at_the_deadline(web: FakeWeb) -> None:
     with pytest.raises(FetchError, match="timeout"):
         await HttpFetcher().fetch(
-            web.url("/slow"), limits=FetchLimits(timeout_s=0.5, max_bytes=100_000, max_redirects=0)
+            web.url("/slow"),
+            limits=FetchLimits(
+                timeout_s=0.5, max_bytes=100_000, max_redirects=0, allow_hosts=("127.0.0.1",)
+            ),
         )
 
 
