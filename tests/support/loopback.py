@@ -6,6 +6,7 @@ in-process tests do. Every request is counted, so tests can assert what was fetc
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import threading
@@ -15,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -158,6 +160,13 @@ class FakeWeb:
         return 200, {"query": query, "results": results, "response_time": 0.01}
 
 
+@cache
+def _bomb() -> bytes:
+    zeros = bytes(1 << 20)
+    out = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip container
+    return b"".join(out.compress(zeros) for _ in range(200)) + out.flush()
+
+
 class _Handler(BaseHTTPRequestHandler):
     web: FakeWeb
 
@@ -234,6 +243,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         elif path.startswith("/status/"):
             self._json(int(path.removeprefix("/status/")), {"error": "as requested"})
+        elif path in ("/gzipped", "/gzip-bomb"):
+            # A real page gzipped, or 200 MB of zeros in ~200 KB: only a bounded inflate survives.
+            plain = (PAGES / "heise.de.lithium.html").read_bytes() if path == "/gzipped" else None
+            data = gzip.compress(plain) if plain else _bomb()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         elif path == "/redirect-to":  # an absolute redirect, e.g. to another host
             target = parse_qs(urlsplit(self.path).query).get("url", [""])[0]
             self.send_response(302)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import zlib
 from urllib.parse import urljoin
 
 import httpx
@@ -30,7 +31,10 @@ class HttpFetcher:
     def client(self) -> httpx.AsyncClient:
         """Return the shared client, creating it on first use."""
         if self._client is None:
-            self._client = httpx.AsyncClient(headers={"User-Agent": _USER_AGENT})
+            self._client = httpx.AsyncClient(
+                # Only encodings _body() decodes with a bound (no br/zstd).
+                headers={"User-Agent": _USER_AGENT, "Accept-Encoding": "gzip, deflate"}
+            )
         return self._client
 
     async def fetch(self, url: str, *, limits: FetchLimits) -> FetchedPage:
@@ -82,18 +86,40 @@ async def _read(url: str, final_url: str, resp: httpx.Response, limits: FetchLim
     content_type = resp.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type and not content_type.startswith(READABLE_TYPES):
         raise FetchError(url, f"not_html: content type {content_type}")
-    body = bytearray()
-    truncated = False
-    async for piece in resp.aiter_bytes():
-        if len(body) + len(piece) > limits.max_bytes:
-            # Stop reading: a 50 MB page is never held whole.
-            body.extend(piece[: limits.max_bytes - len(body)])
-            truncated = True
-            break
-        body.extend(piece)
+    body, truncated = await _body(url, resp, limits.max_bytes)
     return FetchedPage(
         url=final_url,
         content_type=content_type or "text/html",
-        body=bytes(body),
+        body=body,
         truncated=truncated,
     )
+
+
+async def _body(url: str, resp: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
+    """Read and decode at most ``max_bytes`` of body; return (bytes, cut).
+
+    We decode gzip/deflate ourselves, with an output bound: httpx would inflate each network
+    chunk whole, and 64 KB of a gzip bomb inflate to ~64 MB before any cap could act.
+    """
+    encoding = resp.headers.get("content-encoding", "").strip().lower()
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        decoder = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib, by header
+    elif encoding in ("", "identity"):
+        decoder = None
+    else:
+        raise FetchError(url, f"not_html: unsupported content-encoding {encoding}")
+    body = bytearray()
+    try:
+        async for raw in resp.aiter_raw():
+            pending = raw
+            while pending and len(body) <= max_bytes:
+                if decoder is None:
+                    body.extend(pending[: max_bytes + 1 - len(body)])
+                    break
+                body.extend(decoder.decompress(pending, max_bytes + 1 - len(body)))
+                pending = decoder.unconsumed_tail
+            if len(body) > max_bytes:  # stop reading: a 50 MB page is never held whole
+                return bytes(body[:max_bytes]), True
+    except zlib.error as exc:
+        raise FetchError(url, f"corrupt {encoding} body: {exc}") from None
+    return bytes(body), False

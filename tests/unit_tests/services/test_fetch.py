@@ -3,7 +3,7 @@ import pytest
 from deskresearch.errors import FetchError
 from deskresearch.records import FetchLimits
 from deskresearch.services.fetch import HttpFetcher
-from tests.support.loopback import FakeWeb
+from tests.support.loopback import PAGES, FakeWeb
 
 pytestmark = pytest.mark.anyio
 LIMITS = FetchLimits(timeout_s=5, max_bytes=100_000, max_redirects=3, allow_hosts=("127.0.0.1",))
@@ -59,3 +59,15 @@ async def test_fetch_reports_an_unreachable_host_as_transient() -> None:
     with pytest.raises(FetchError) as err:
         await HttpFetcher().fetch("http://127.0.0.1:9/", limits=LIMITS)
     assert err.value.transient and "network" in err.value.reason
+
+
+async def test_gzip_pages_are_decoded_and_a_gzip_bomb_is_cut_at_the_byte_limit(
+    web: FakeWeb,
+) -> None:
+    roomy = FetchLimits(
+        timeout_s=5, max_bytes=5_000_000, max_redirects=0, allow_hosts=("127.0.0.1",)
+    )
+    page = await HttpFetcher().fetch(web.url("/gzipped"), limits=roomy)
+    assert page.body == (PAGES / "heise.de.lithium.html").read_bytes() and not page.truncated
+    bomb = await HttpFetcher().fetch(web.url("/gzip-bomb"), limits=LIMITS)
+    assert bomb.truncated and len(bomb.body) == LIMITS.max_bytes and set(bomb.body) == {0}
