@@ -43,3 +43,21 @@ def html_title(html: str) -> str:
     """Return the content of the first <title>, or ""."""
     m = _TITLE.search(html)
     return " ".join(unescape(m.group(1)).split()) if m else ""
+
+
+# Phrases by which page text addresses the model instead of the reader (en, de, fr).
+_INJECTION = re.compile(
+    r"ignore (?:all |any )?(?:the )?(?:previous|prior|above) (?:instructions|prompts?)"
+    r"|disregard (?:all |the )?(?:previous|prior|above)|you are now (?:a|an|in)\b"
+    r"|(?:reveal|print|show) (?:your|the) (?:system )?prompt|new instructions:"
+    r"|as an ai (?:language )?model,? you must|<\|?(?:im_start|system)\|?>"
+    r"|ignoriere (?:alle )?(?:vorherigen|bisherigen) anweisungen"
+    r"|ignore[sz]? (?:toutes )?les instructions pr[ée]c[ée]dentes",
+    re.IGNORECASE,
+)
+
+
+def injection_marker(text: str) -> str | None:
+    """Return the first phrase in ``text`` that tries to instruct a model, or None."""
+    m = _INJECTION.search(text)
+    return " ".join(m.group(0).split()) if m else None

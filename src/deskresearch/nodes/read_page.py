@@ -18,7 +18,7 @@ from deskresearch.relevance import chunks_to_skip
 from deskresearch.services.base import ContentExtractor, PageFetcher, TokenCounter
 from deskresearch.services.tokens import context_window
 from deskresearch.state import PageDigest, PageTask
-from deskresearch.text import text_hash, visible_text
+from deskresearch.text import injection_marker, text_hash, visible_text
 
 PROMPT_RESERVE = 1500  # tokens of the summarise prompt around a chunk
 OUTPUT_RESERVE = 1024  # tokens kept free for the chunk's summary
@@ -137,6 +137,10 @@ async def read_page(
         return {"chunks": [], "provenance": [note("read_page", url, "blocked", reason)]}
     chunks = await tokens.split(extracted.text, max_tokens=chunk_tokens(ctx))
     provenance: list[Provenance] = []
+    marker = injection_marker(extracted.text)
+    if marker:  # still read, as data: the prompts say so; the reader should know
+        reason = f"page text addresses the model ({marker!r}); summarised as data only"
+        provenance.append(note("read_page", url, "flagged", reason))
     questions = [state["topic"], *state["queries"]]
     skip = chunks_to_skip(chunks, questions) if ctx.skip_unrelated_chunks else []
     if skip:
