@@ -24,9 +24,17 @@ def _strip_front_matter(text: str) -> str:
 
 
 def _decode(body: bytes | str) -> str:
+    """Decode plain text of unknown charset: UTF-8 when valid, else windows-1252.
+
+    That is the browsers' fallback (WHATWG) for western pages; statistical detection guessed a
+    Cyrillic code page for short German text here. HTML goes through trafilatura's detection.
+    """
     if isinstance(body, str):
         return body
-    return body.decode("utf-8", errors="replace")
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return body.decode("cp1252", errors="replace")
 
 
 def extract_sync(body: bytes | str, *, url: str, content_type: str) -> Extracted | None:

@@ -158,3 +158,20 @@ def test_a_bad_worker_count_names_the_variable(raw: str, monkeypatch: pytest.Mon
             shared_pool()
     finally:
         shared_pool.cache_clear()
+
+
+@pytest.mark.parametrize("charset", ["latin-1", "cp1252", "utf-8"])
+@pytest.mark.parametrize("content_type", ["text/html", "text/plain"])
+async def test_text_without_a_declared_charset_is_decoded_right(
+    charset: str, content_type: str
+) -> None:
+    text = "Die Ökobilanz der Akkus hängt vom Strommix ab; größere Anlagen wären nötig. " * 8
+    body = (
+        f"<html><body><article><p>{text}</p></article></body></html>"
+        if "html" in content_type
+        else text
+    )
+    page = await TrafilaturaExtractor(WorkerPool(workers=0)).extract(
+        body.encode(charset), url="http://x.example/", content_type=content_type
+    )
+    assert page is not None and "Ökobilanz" in page.text and "größere" in page.text
