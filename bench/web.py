@@ -37,8 +37,9 @@ def web_process(latency: dict[str, float]) -> Iterator[tuple[FakeWeb, int]]:
     """
     from tests.support.loopback import FakeWeb
 
-    parent, child = mp.get_context("spawn").Pipe()
-    proc = mp.get_context("spawn").Process(target=_serve_web, args=(latency, child), daemon=True)
+    spawn = mp.get_context("spawn")
+    parent, child = spawn.Pipe()
+    proc = spawn.Process(target=_serve_web, args=(latency, child), daemon=True)
     proc.start()
     web = FakeWeb(hosts=HOSTS)
     web.port = parent.recv()

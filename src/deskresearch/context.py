@@ -207,12 +207,12 @@ class Context:
         Raises:
             ConfigError: a value is out of range or of the wrong type; names the variable.
         """
-        env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
-        for name in field_names():
-            var = ENV_PREFIX + name.upper()
-            if var in env:
-                values[name] = env[var]
+        if environ is not None:  # os.environ itself is read by the constructor
+            for name in field_names():
+                var = ENV_PREFIX + name.upper()
+                if var in environ:
+                    values[name] = environ[var]
         values.update({k: v for k, v in overrides.items() if v is not None})
         return validated(values, source="environment")
 

@@ -53,7 +53,7 @@ def fit_results(groups: Sequence[tuple[str, Sequence[str]]], fits: Callable[[str
         longest[1].pop()
 
 
-def results_budget(ctx: Context, tokens: TokenCounter, topic: str) -> int:
+def results_budget(ctx: Context, topic: str) -> int:
     """Tokens the results block may use: the window minus the rest of the prompt and the answer."""
     window = ctx.summary_context_window or context_window(ctx.summary_model)
     frame = prompt.render(
@@ -70,7 +70,7 @@ async def plan_queries(
     """Ask for up to ``decomposition_nums`` queries; fall back to the keywords."""
     ctx = resolve(runtime)
     topic = state["topic"]
-    budget = results_budget(ctx, tokens, topic)
+    budget = results_budget(ctx, topic)
     block = fit_results(result_groups(state["keyword_hits"]), lambda b: tokens.fits(b, budget))
     messages = prompt.render(
         topic=topic, results=block, max_queries=ctx.decomposition_nums, today=date.today()

@@ -29,20 +29,15 @@ def _kind(ip: IPAddress) -> str:
     return "" if ip.is_global else "non-public"
 
 
-def _allowed(host: str, ips: Sequence[IPAddress], allow: Sequence[str]) -> bool:
-    names = {a.lower() for a in allow if not _is_network(a)}
-    if host.lower() in names:
-        return True
-    nets = [ipaddress.ip_network(a, strict=False) for a in allow if _is_network(a)]
+def _inside(ips: Sequence[IPAddress], allow: Sequence[str]) -> bool:
+    """Return whether every address lies in an allowed IP or CIDR range (names are skipped)."""
+    nets = []
+    for entry in allow:
+        try:
+            nets.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            continue  # a host name: matched before resolution
     return bool(ips) and all(any(ip in net for net in nets) for ip in ips)
-
-
-def _is_network(entry: str) -> bool:
-    try:
-        ipaddress.ip_network(entry, strict=False)
-    except ValueError:
-        return False
-    return True
 
 
 async def check_target(url: str, allow: Sequence[str] = ()) -> None:
@@ -77,7 +72,7 @@ async def check_target(url: str, allow: Sequence[str] = ()) -> None:
                 url, f"network: cannot resolve {host}: {exc}", transient=True
             ) from None
         ips = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
-    if _allowed(host, ips, allow):
+    if _inside(ips, allow):
         return
     for ip in ips:
         kind = _kind(ip)

@@ -7,6 +7,7 @@ touch the network. Should that fail, counts fall back to ``len(text) // 4``.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import hashlib
 import importlib.resources
@@ -113,6 +114,11 @@ def split_text(text: str, max_tokens: int) -> list[str]:
     return [c for c in splitter.split_text(text) if c.strip()]
 
 
+def surely_fits(text: str, max_tokens: int) -> bool:
+    """Every token covers at least one UTF-8 byte: no more bytes than tokens means it fits."""
+    return len(text.encode("utf-8")) <= max_tokens
+
+
 class TiktokenCounter:
     """TokenCounter on tiktoken's o200k_base; splitting runs in the worker pool."""
 
@@ -134,13 +140,14 @@ class TiktokenCounter:
         Every token covers at least one UTF-8 byte, so text with no more bytes than
         ``max_tokens`` fits without loading the tokenizer at all.
         """
-        return len(text.encode("utf-8")) <= max_tokens or count_tokens(text) <= max_tokens
+        return surely_fits(text, max_tokens) or count_tokens(text) <= max_tokens
 
     async def split(self, text: str, *, max_tokens: int) -> list[str]:
         """Split on paragraphs, then lines, then words, into pieces of at most ``max_tokens``."""
-        if len(text.encode("utf-8")) <= max_tokens:  # fits for sure; no tokenizer needed
+        if surely_fits(text, max_tokens):  # no tokenizer needed
             return [text] if text.strip() else []
         try:
             return await self.pool.run(split_text, text, max_tokens)
         except WorkerCrashed:
-            return split_text(text, max_tokens)  # the text is already extracted: split it here
+            # The text is already extracted: split it here, still off the event loop.
+            return await asyncio.to_thread(split_text, text, max_tokens)

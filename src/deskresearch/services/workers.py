@@ -62,6 +62,7 @@ class WorkerPool:
         """``workers``: processes to use (default: min(2, CPUs)); 0 runs jobs in one thread."""
         self.workers = min(2, os.cpu_count() or 1) if workers is None else workers
         self._pool: Executor | None = None
+        self._warmed: Executor | None = None
         self._lock = threading.Lock()
         # Starting processes and handing them jobs writes to pipes: blocking calls that must
         # not run on the event loop (`langgraph dev` rejects them). These threads do it.
@@ -89,6 +90,9 @@ class WorkerPool:
 
     def _warm(self) -> None:
         pool = self._executor()
+        if pool is self._warmed:  # every run, and both services sharing this pool, call warm()
+            return
+        self._warmed = pool
         for _ in range(max(self.workers, 1)):
             pool.submit(_ready)
 

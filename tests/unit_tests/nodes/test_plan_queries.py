@@ -43,10 +43,9 @@ def test_fit_results_stops_when_nothing_is_left() -> None:
 
 
 def test_results_budget_is_positive_for_unknown_and_tiny_models() -> None:
-    tokens = TiktokenCounter()
-    assert results_budget(Context(summary_model="my-own-model"), tokens, "t") > 4000
+    assert results_budget(Context(summary_model="my-own-model"), "t") > 4000
     tiny = Context(summary_model="x", summary_context_window=500)
-    assert results_budget(tiny, tokens, "t") == MIN_RESULTS_BUDGET
+    assert results_budget(tiny, "t") == MIN_RESULTS_BUDGET
 
 
 async def test_plan_queries_enforces_the_maximum() -> None:
