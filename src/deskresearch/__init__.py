@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from deskresearch.context import Context
     from deskresearch.errors import (
         ConfigError,
+        ContextLengthError,
         DeskResearchError,
         FetchError,
         ModelCallError,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ConfigError",
     "Context",
+    "ContextLengthError",
     "DeskResearchError",
     "FetchError",
     "ModelCallError",

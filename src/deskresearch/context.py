@@ -61,11 +61,11 @@ class Context:
         ),
     ] = ""
     structured_output: Annotated[
-        Literal["json_schema", "function_calling", "json_mode"],
+        Literal["auto", "json_schema", "function_calling", "json_mode", "text"],
         Field(
-            description="How structured answers are requested; json_mode is the most widely supported by local servers."
+            description="How structured answers are requested. auto: json_schema, then function_calling, json_mode and JSON found in plain text, remembering what the server rejects; any other value uses that method only."
         ),
-    ] = "json_schema"
+    ] = "auto"
     model_timeout_s: Annotated[
         float, Field(gt=0, le=1800, description="Seconds one model call may take.")
     ] = 120.0

@@ -4,6 +4,7 @@ DeskResearchError
 ├── ConfigError        a setting, input or credential is wrong; says which and how to fix it
 ├── ServiceError       an I/O service failed; ``transient`` says whether a retry may help
 │   ├── ModelCallError the model endpoint failed (HTTP 5xx/429, timeout, connection)
+│   │   └── ContextLengthError  the input is longer than the model's window (retry smaller)
 │   ├── SearchError    .backend, .query, .reason
 │   └── FetchError     .url, .reason ("timeout", "too_many_redirects", "not_html", "http_404", ...)
 └── ModelOutputError   the model answered, but not in the shape we asked for
@@ -38,7 +39,28 @@ class ServiceError(DeskResearchError):
 
 
 class ModelCallError(ServiceError):
-    """The model endpoint did not answer usefully (after its own retries, if any)."""
+    """The model endpoint did not answer usefully.
+
+    Attributes:
+        status: the HTTP status, when there was one.
+        retry_after: seconds the server asked us to wait (``Retry-After``), when it said.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        transient: bool = False,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, transient=transient)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class ContextLengthError(ModelCallError):
+    """The prompt is longer than the model's context window; a shorter one may work."""
 
 
 class SearchError(ServiceError):

@@ -95,7 +95,7 @@ class ModelSpec:
 
     model: str
     base_url: str  # "" → OPENAI_BASE_URL or the OpenAI default
-    method: Literal["json_schema", "function_calling", "json_mode"]
+    method: Literal["auto", "json_schema", "function_calling", "json_mode", "text"]
     timeout_s: float
     max_concurrent: int = 8  # calls in flight to this endpoint, across all branches
 

@@ -8,11 +8,16 @@ Faults are queued per step and consumed one call at a time.
 from __future__ import annotations
 
 import json
+import random
 import re
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
+
+import httpx
+
+from deskresearch.services.llm import OpenAIChat
 
 OFFTOPIC_MARKER = "OFFTOPIC-MARKER"
 REPORT = "report"
@@ -23,7 +28,10 @@ _TOPIC = re.compile(r"<topic>\s*(.*?)\s*</topic>", re.DOTALL)
 _PAGE = re.compile(r"<page[^>]*>\s*(.*?)\s*</page>", re.DOTALL)
 _TITLE = re.compile(r'"title":\s*"(\w+)"')
 
-Fault = str  # "malformed", "empty", "out_of_range", "uncited", "unknown_citation", "http_500", ...
+Fault = str  # "malformed", "empty", "out_of_range", "uncited", "unknown_citation", "http_500",
+# "http_429" (with Retry-After), "context_length", "think", "prose", "refusal", "length"
+CHAOS: tuple[Fault, ...] = ("http_429", "http_500", "malformed", "refusal", "prose", "think")
+JSON_INSTRUCTION = "Answer with one JSON object"  # prompts.common.JSON_MODE_INSTRUCTION
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -36,14 +44,27 @@ def _text(message: dict[str, Any]) -> str:
 AGENT_TOOL = "research"  # the tool name the embedding examples give graph.as_tool(...)
 
 
-def stage_of(body: dict[str, Any]) -> str:
-    """Return the schema name a request asks for, or REPORT for plain text."""
+def method_of(body: dict[str, Any]) -> str:
+    """Return how a request asks for structure: a structured-output method, or REPORT."""
     fmt = body.get("response_format") or {}
     if fmt.get("type") == "json_schema":
-        return str(fmt["json_schema"]["name"])
+        return "json_schema"
     if body.get("tools"):
-        return str(body["tools"][0]["function"]["name"])
+        return "function_calling"
     if fmt.get("type") == "json_object":
+        return "json_mode"
+    system = "\n".join(_text(m) for m in body["messages"] if m.get("role") == "system")
+    return "text" if JSON_INSTRUCTION in system else REPORT
+
+
+def stage_of(body: dict[str, Any]) -> str:
+    """Return the schema name a request asks for, or REPORT for plain text."""
+    method = method_of(body)
+    if method == "json_schema":
+        return str(body["response_format"]["json_schema"]["name"])
+    if method == "function_calling":
+        return str(body["tools"][0]["function"]["name"])
+    if method in ("json_mode", "text"):
         system = "\n".join(_text(m) for m in body["messages"] if m.get("role") == "system")
         titles = _TITLE.findall(system)
         return titles[-1] if titles else "unknown"
@@ -57,32 +78,57 @@ class FakeModel:
     queries: int = 10  # more than any default asks for: the graph must cap it
     faults: dict[str, list[Fault]] = field(default_factory=lambda: defaultdict(list))
     requests: list[dict[str, Any]] = field(default_factory=list)
+    rejects: set[str] = field(default_factory=set)  # methods this server answers with HTTP 400
+    retry_after: str = "0"  # the Retry-After header sent with 429s
+    chaos_rate: float = 0.0  # share of calls that get a random fault from CHAOS (seeded)
+    chaos: random.Random = field(default_factory=lambda: random.Random(0))
+    injected: Counter[str] = field(default_factory=Counter)  # faults served, by kind
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def fail(self, stage: str, *faults: Fault) -> None:
         """Queue faults for the next calls of ``stage``."""
         self.faults[stage].extend(faults)
 
+    def _next_fault(self, stage: str) -> Fault:
+        if self.faults[stage]:
+            return self.faults[stage].pop(0)
+        if self.chaos_rate and stage != AGENT_TOOL and self.chaos.random() < self.chaos_rate:
+            return self.chaos.choice(CHAOS)
+        return ""
+
     def calls(self, stage: str) -> list[dict[str, Any]]:
         """Return the requests made for ``stage``."""
         return [r for r in self.requests if stage_of(r) == stage]
 
-    def handle(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """Answer one /chat/completions request body with (status, JSON)."""
-        stage = stage_of(body)
+    def handle(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """Answer one /chat/completions request body with (status, JSON, headers)."""
+        stage, method = stage_of(body), method_of(body)
         with self._lock:
             self.requests.append(body)
-            fault = self.faults[stage].pop(0) if self.faults[stage] else ""
+            fault = "" if method in self.rejects else self._next_fault(stage)
+            if fault:
+                self.injected[fault] += 1
+        if method in self.rejects:
+            message = f"response_format/tools of this kind ({method}) are not supported"
+            return 400, {"error": {"message": message, "type": "invalid_request_error"}}, {}
+        if fault == "context_length":
+            message = "This model's maximum context length is 8192 tokens; you asked for 9000."
+            error = {"message": message, "type": "invalid_request_error",
+                     "code": "context_length_exceeded"}  # fmt: skip
+            return 400, {"error": error}, {}
         if fault.startswith("http_"):
             code = int(fault[5:])
-            return code, {
-                "error": {"message": f"injected {code}", "type": "server_error", "code": code}
-            }
+            error = {"message": f"injected {code}", "type": "server_error", "code": code}
+            headers = {"Retry-After": self.retry_after} if code == 429 else {}
+            return code, {"error": error}, headers
         user = "\n".join(_text(m) for m in body["messages"] if m.get("role") == "user")
         if stage == AGENT_TOOL:
-            return 200, self._agent_turn(body, user)
+            return 200, self._agent_turn(body, user), {}
         answer = self._answer(stage, user, fault)
-        return 200, self._completion(body, stage, answer)
+        reply = self._completion(body, stage, _disguise(answer, fault))
+        if fault == "length":
+            reply["choices"][0]["finish_reason"] = "length"
+        return 200, reply, {}
 
     def _agent_turn(self, body: dict[str, Any], user: str) -> dict[str, Any]:
         """A tool-calling agent given deskresearch as a tool: call it once, then answer."""
@@ -96,6 +142,8 @@ class FakeModel:
     def _answer(self, stage: str, user: str, fault: Fault) -> Any:
         if fault == "malformed":
             return "this is {not json"
+        if fault == "refusal":
+            return "I'm sorry, but I can't help with that request."
         if stage == "Keywords":
             topic = _TOPIC.search(user)
             base = topic.group(1) if topic else "topic"
@@ -166,3 +214,37 @@ class FakeModel:
             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
             "usage": usage,
         }
+
+
+def _disguise(answer: Any, fault: Fault) -> Any:
+    """Wrap a JSON answer the way local models do: after reasoning, or inside prose."""
+    if isinstance(answer, str):
+        if fault == "length":
+            return answer[: max(1, len(answer) // 2)]
+        if fault == "think":
+            return f"<think>The user wants a report. [7] {{maybe}}</think>\n{answer}"
+        return answer
+    text = json.dumps(answer)
+    if fault == "think":
+        return f'<think>Consider {{"draft": true}} first, then answer.</think>\n{text}'
+    if fault == "prose":
+        return f"Sure! Here is the JSON you asked for:\n```json\n{text}\n```\nAnything else?"
+    if fault == "length":
+        return text[: len(text) // 2]
+    return answer
+
+
+def chat_over(
+    model: FakeModel, *, status: int | None = None, content: str | None = None
+) -> OpenAIChat:
+    """The real OpenAIChat (ChatOpenAI inside) answered by ``model`` through httpx.MockTransport."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body: dict[str, Any] = json.loads(request.content)
+        code, payload, headers = model.handle(body)
+        if content is not None:
+            payload["choices"][0]["message"]["content"] = content
+        return httpx.Response(status or code, json=payload, headers=headers)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    return OpenAIChat(http_async_client=client, environ={"OPENAI_API_KEY": "test-key"})

@@ -173,9 +173,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         return
 
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
+    def _json(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -210,14 +214,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(202, {})
         body = json.loads(raw or b"{}")
         if self.path.endswith("/chat/completions"):
-            status, payload = web.model.handle(body)
+            status, payload, headers = web.model.handle(body)
             usage = payload.get("usage", {})
             t_in, t_out = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
             seconds = web.latency.model(t_in, t_out)
             web.record(Call("model", stage_of(body), seconds, body, t_in, t_out))
             if body.get("stream") and status == 200:
                 return self._sse(payload)
-            self._json(status, payload)
+            self._json(status, payload, headers)
         elif self.path == "/search":
             with web._lock:
                 web.search_headers.append(dict(self.headers))

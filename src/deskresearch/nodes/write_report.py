@@ -15,6 +15,10 @@ from deskresearch.services.base import ChatService
 from deskresearch.state import ResearchState
 
 REPORT_ATTEMPTS = 2  # an uncited draft is retried once, then flagged
+TRUNCATED_NOTE = (
+    "> **Note:** the model stopped at its output limit: the report above ends early. A model "
+    "with a larger output limit, or a lower report_words, gives a complete one."
+)
 UNCITED_WARNING = (
     "> **Warning:** this report cites none of the sources below. Treat its statements as "
     "unverified."
@@ -68,6 +72,11 @@ async def write_report(
         body = f"{UNCITED_WARNING}\n\n{body}"
         provenance.append(
             note("write_report", state["topic"], "flagged", f"no draft in {attempt} cited a source")
+        )
+    if reply.truncated:
+        body = f"{body}\n\n{TRUNCATED_NOTE}"
+        provenance.append(
+            note("write_report", state["topic"], "flagged", "the model stopped at its output limit")
         )
     emit(
         runtime, "write_report", "finished", cited=len(cleaned.cited), removed=len(cleaned.removed)

@@ -35,6 +35,7 @@ class Reply(Generic[T]):
 
     value: T
     usage: Usage
+    truncated: bool = False  # the model stopped at its output limit (finish_reason=length)
 
 
 class ChatService(Protocol):

@@ -1,15 +1,17 @@
 """ChatService over langchain-openai's ChatOpenAI: any OpenAI-compatible endpoint.
 
 One retry layer: ChatOpenAI's own retries are off (``max_retries=0``); transient failures become
-``ModelCallError(transient=True)`` and the graph's per-node RetryPolicy retries them with backoff.
+``ModelCallError(transient=True)`` carrying the status and ``Retry-After``, and
+``services.retry.RetryingChat`` retries them under the run's rate limits and retry budget.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
+import time
 from collections.abc import Mapping, Sequence
+from email.utils import parsedate_to_datetime
 from functools import partial
 from typing import Any
 
@@ -20,22 +22,17 @@ from langchain_core.runnables import RunnableConfig
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr, ValidationError
 
-from deskresearch.errors import ConfigError, ModelCallError, ModelOutputError
+from deskresearch.errors import ConfigError, ContextLengthError, ModelCallError, ModelOutputError
 from deskresearch.prompts.common import JSON_MODE_INSTRUCTION
 from deskresearch.records import ModelSpec, Stage, Usage
 from deskresearch.services.base import M, Reply
+from deskresearch.services.structured import Method, methods_for, parse_tolerant, strip_reasoning
 
-_THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 NO_ENDPOINT = (
     "no model endpoint configured: set OPENAI_API_KEY to use OpenAI, or point at an "
     "OpenAI-compatible server (Ollama, vLLM, llama.cpp) with OPENAI_BASE_URL or --base-url, "
     "e.g. http://localhost:11434/v1"
 )
-
-
-def strip_reasoning(text: str) -> str:
-    """Remove ``<think>…</think>`` blocks that reasoning models put before their answer."""
-    return _THINK.sub("", text).strip()
 
 
 def usage_of(message: Any, *, stage: Stage, model: str) -> Usage:
@@ -50,9 +47,59 @@ def usage_of(message: Any, *, stage: Stage, model: str) -> Usage:
     )
 
 
+def merge_usage(usages: Sequence[Usage], *, stage: Stage, model: str) -> Usage:
+    """Add up the usage of several attempts at one answer."""
+    return Usage(
+        stage=stage,
+        model=model,
+        input_tokens=sum(u["input_tokens"] for u in usages),
+        output_tokens=sum(u["output_tokens"] for u in usages),
+        calls=sum(u["calls"] for u in usages),
+    )
+
+
+def salvage(raw: Any, schema: type[M]) -> M:
+    """Read ``schema`` from an answer the client could not parse: tool arguments or free text."""
+    for call in getattr(raw, "tool_calls", None) or []:
+        try:
+            return schema.model_validate(call.get("args") or {})
+        except ValidationError:
+            continue
+    text = raw.text if isinstance(raw, AIMessage) else str(raw or "")
+    return parse_tolerant(text, schema)
+
+
 def trace_config(stage: Stage, *tags: str) -> RunnableConfig:
     """Name and tag one model call by its stage, so traces read as the graph does."""
     return {"run_name": f"{stage} model", "tags": [f"stage:{stage}", *tags]}
+
+
+_CONTEXT_LENGTH = ("context_length", "context length", "maximum context", "context window")
+
+
+def is_context_length(exc: openai.APIStatusError) -> bool:
+    """Tell a too-long prompt from other bad requests (OpenAI's code, vLLM/llama.cpp prose)."""
+    text = f"{getattr(exc, 'code', '') or ''} {exc.message}".lower()
+    return any(marker in text for marker in _CONTEXT_LENGTH)
+
+
+def retry_after(response: httpx.Response | None) -> float | None:
+    """Seconds a response asks us to wait: ``retry-after-ms``, ``Retry-After`` seconds or date."""
+    if response is None:
+        return None
+    headers = response.headers
+    try:
+        if "retry-after-ms" in headers:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        if value.strip().replace(".", "", 1).isdigit():
+            return float(value)
+        when = parsedate_to_datetime(value)
+        return max(0.0, when.timestamp() - time.time())
+    except (ValueError, TypeError, OverflowError):
+        return None
 
 
 class OpenAIChat:
@@ -75,6 +122,7 @@ class OpenAIChat:
         self._http = http_async_client
         self._env = os.environ if environ is None else environ
         self._models: dict[ModelSpec, ChatOpenAI] = {}
+        self._rejected: set[tuple[tuple[str, str], Method]] = set()  # (endpoint, model), method
 
     def _endpoint(self, spec: ModelSpec) -> tuple[str | None, str | None]:
         base = spec.base_url or self._env.get("OPENAI_BASE_URL") or None
@@ -105,29 +153,75 @@ class OpenAIChat:
     async def structured(
         self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage
     ) -> Reply[M]:
-        """Ask for an answer shaped like ``schema``; raise ModelOutputError when it is not."""
+        """Ask for an answer shaped like ``schema``, trying the method chain when ``auto``.
+
+        A method the server rejects (HTTP 400/422) is skipped for this endpoint from then on;
+        an answer that does not parse moves this call to the next method. Every attempt's
+        tokens are counted.
+        """
+        endpoint = (self._endpoint(spec)[0] or "", spec.model)
+        chain = methods_for(spec.method)
+        methods = [m for m in chain if (endpoint, m) not in self._rejected] or [chain[-1]]
+        spent: list[Usage] = []
+        problems: list[str] = []
+        for method in methods:
+            try:
+                value, usage = await self._structured_once(messages, schema, spec, stage, method)
+            except ContextLengthError:
+                raise
+            except ModelCallError as exc:
+                if len(chain) == 1 or exc.status not in (400, 422) or method == methods[-1]:
+                    raise
+                self._rejected.add((endpoint, method))
+                problems.append(f"{method} rejected by the server ({exc.status})")
+                continue
+            except ModelOutputError as exc:
+                spent += [exc.usage] if exc.usage else []
+                problems.append(f"{method}: {exc}")
+                continue
+            return Reply(value, merge_usage([*spent, usage], stage=stage, model=spec.model))
+        raise ModelOutputError(
+            f"{stage}: {spec.model} gave no valid {schema.__name__}: " + "; ".join(problems),
+            usage=merge_usage(spent, stage=stage, model=spec.model) if spent else None,
+        )
+
+    async def _structured_once(
+        self,
+        messages: Sequence[BaseMessage],
+        schema: type[M],
+        spec: ModelSpec,
+        stage: Stage,
+        method: Method,
+    ) -> tuple[M, Usage]:
         msgs = list(messages)
-        if spec.method == "json_mode":
-            # json_mode only promises JSON; the schema has to be in the prompt.
+        if method in ("json_mode", "text"):
+            # Neither carries the schema to the server: it has to be in the prompt.
             schema_text = json.dumps(schema.model_json_schema())
             msgs.append(SystemMessage(JSON_MODE_INSTRUCTION.format(schema=schema_text)))
-        runnable = self._model(spec).with_structured_output(
-            schema, method=spec.method, include_raw=True
-        )
         # JSON answers are useless token by token: keep them out of `messages` streams
         # ("nostream" for LangGraph, "langsmith:nostream" for LangSmith and the server).
         config = trace_config(stage, "nostream", "langsmith:nostream")
-        out = await self._call(partial(runnable.ainvoke, config=config), msgs, spec)
-        raw = out.get("raw") if isinstance(out, dict) else None
+        model = self._model(spec)
+        if method == "text":
+            raw = await self._call(partial(model.ainvoke, config=config), msgs, spec)
+            parsed: Any = None
+        else:
+            # A dict schema, not the class: the openai client would parse a class itself and
+            # raise on a bad answer before include_raw could hand us the answer and its usage.
+            runnable = model.with_structured_output(
+                schema.model_json_schema(), method=method, include_raw=True
+            )
+            out = await self._call(partial(runnable.ainvoke, config=config), msgs, spec)
+            raw, parsed = out.get("raw"), out.get("parsed")
         usage = usage_of(raw, stage=stage, model=spec.model)
-        parsed = out.get("parsed") if isinstance(out, dict) else None
-        if isinstance(parsed, schema):
-            return Reply(parsed, usage)
-        detail = out.get("parsing_error") if isinstance(out, dict) else None
-        raise ModelOutputError(
-            f"{stage}: {spec.model} did not return a valid {schema.__name__}: {detail}",
-            usage=usage,
-        )
+        try:
+            return schema.model_validate(parsed), usage
+        except ValidationError:
+            pass
+        try:
+            return salvage(raw, schema), usage
+        except ModelOutputError as exc:
+            raise ModelOutputError(str(exc), usage=usage) from None
 
     async def text(
         self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage
@@ -139,7 +233,8 @@ class OpenAIChat:
         )
         usage = usage_of(out, stage=stage, model=spec.model)
         content = out.text if isinstance(out, AIMessage) else str(out)
-        return Reply(strip_reasoning(content), usage)
+        finish = (getattr(out, "response_metadata", None) or {}).get("finish_reason")
+        return Reply(strip_reasoning(content), usage, truncated=finish == "length")
 
     async def _call(self, fn: Any, messages: list[BaseMessage], spec: ModelSpec) -> Any:
         """Run one call, translating openai errors into ours."""
@@ -164,10 +259,17 @@ class OpenAIChat:
                 f"{spec.model} returned malformed structured output: {exc}"
             ) from exc
         except openai.APIStatusError as exc:
-            transient = exc.status_code == 429 or exc.status_code >= 500
+            code = exc.status_code
+            if code == 400 and is_context_length(exc):
+                raise ContextLengthError(
+                    f"{spec.model}: the prompt is longer than its context window ({exc.message})",
+                    status=code,
+                ) from exc
             raise ModelCallError(
-                f"{spec.model} at {base} answered HTTP {exc.status_code}: {exc.message}",
-                transient=transient,
+                f"{spec.model} at {base} answered HTTP {code}: {exc.message}",
+                transient=code in (408, 409, 429) or code >= 500,
+                status=code,
+                retry_after=retry_after(exc.response),
             ) from exc
         except (openai.APITimeoutError, openai.APIConnectionError) as exc:
             raise ModelCallError(

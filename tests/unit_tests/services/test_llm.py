@@ -1,7 +1,5 @@
-import json
 from typing import Any
 
-import httpx
 import pytest
 from langchain_core.messages import HumanMessage
 
@@ -9,22 +7,14 @@ from deskresearch.errors import ConfigError, ModelCallError, ModelOutputError
 from deskresearch.nodes.keywords import Keywords
 from deskresearch.records import ModelSpec
 from deskresearch.services.llm import OpenAIChat, strip_reasoning
-from tests.support.fake_model import FakeModel
+from tests.support.fake_model import FakeModel, chat_over
 
 pytestmark = pytest.mark.anyio
 MSGS = [HumanMessage("<topic>\nbatteries\n</topic>")]
 
 
 def chat(model: FakeModel, status: int | None = None, content: str | None = None) -> OpenAIChat:
-    def handler(request: httpx.Request) -> httpx.Response:
-        body: dict[str, Any] = json.loads(request.content)
-        code, payload = model.handle(body)
-        if content is not None:
-            payload["choices"][0]["message"]["content"] = content
-        return httpx.Response(status or code, json=payload)
-
-    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    return OpenAIChat(http_async_client=client, environ={"OPENAI_API_KEY": "test-key"})
+    return chat_over(model, status=status, content=content)
 
 
 def spec(method: Any = "json_schema") -> ModelSpec:
