@@ -77,6 +77,34 @@ class Context:
             description="Model calls in flight at once per endpoint, across all branches of a run.",
         ),
     ] = 8
+    model_requests_per_s: Annotated[
+        float,
+        Field(
+            ge=0,
+            le=1000,
+            description="Model requests started per second per endpoint, across all branches (0: no pacing). Set it to your provider's rate limit.",
+        ),
+    ] = 0.0
+    model_attempts: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=10,
+            description="Attempts per model call on HTTP 429/5xx or timeouts (Retry-After honoured, else exponential backoff with jitter).",
+        ),
+    ] = 4
+    retry_backoff_s: Annotated[
+        float,
+        Field(ge=0, le=60, description="Delay before the first retry; doubles per attempt."),
+    ] = 1.0
+    max_retries_per_run: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=1000,
+            description="Retries one run may spend on all its model calls together; then failing calls fall back at once.",
+        ),
+    ] = 40
     max_keywords: Annotated[
         int, Field(ge=1, le=10, description="Search keywords proposed for the topic (MetaGPT: 2).")
     ] = 2
@@ -218,22 +246,23 @@ class Context:
 
     def summary_spec(self) -> ModelSpec:
         """Return the call settings for the summary model."""
-        return ModelSpec(
-            model=self.summary_model,
-            base_url=self.base_url,
-            method=self.structured_output,
-            timeout_s=self.model_timeout_s,
-            max_concurrent=self.max_model_calls,
-        )
+        return self._spec(self.summary_model)
 
     def report_spec(self) -> ModelSpec:
         """Return the call settings for the report model."""
+        return self._spec(self.report_model)
+
+    def _spec(self, model: str) -> ModelSpec:
         return ModelSpec(
-            model=self.report_model,
+            model=model,
             base_url=self.base_url,
             method=self.structured_output,
             timeout_s=self.model_timeout_s,
             max_concurrent=self.max_model_calls,
+            requests_per_s=self.model_requests_per_s,
+            max_attempts=self.model_attempts,
+            backoff_s=self.retry_backoff_s,
+            run_retries=self.max_retries_per_run,
         )
 
     def search_settings(self) -> SearchSettings:

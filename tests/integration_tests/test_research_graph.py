@@ -81,7 +81,7 @@ async def test_misbehaving_model_falls_back_and_records_it(web: FakeWeb) -> None
     web.model.fail("Ranking", "out_of_range")
     web.model.fail("QueryPlan", "malformed")
     web.model.fail(REPORT, "uncited", "unknown_citation")
-    out = await run(web, max_output_retries=1)
+    out = await run(web, max_output_retries=1, structured_output="json_schema")
     prov = out["provenance"]
     assert [p["outcome"] for p in prov if p["stage"] == "generate_keywords"] == ["failed", "failed"]
     assert any(p["stage"] == "keywords_fallback" and p["outcome"] == "fallback" for p in prov)

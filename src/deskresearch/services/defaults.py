@@ -15,6 +15,7 @@ from deskresearch.services.extract import TrafilaturaExtractor
 from deskresearch.services.fetch import HttpFetcher
 from deskresearch.services.limits import LimitedChat, LimitedFetcher, Limiter
 from deskresearch.services.llm import OpenAIChat
+from deskresearch.services.retry import RetryingChat
 from deskresearch.services.search import SearchRouter
 from deskresearch.services.search_corpus import CorpusSearch
 from deskresearch.services.search_tavily import TavilySearch
@@ -34,11 +35,12 @@ def default_services(
 
     Every default is cheap to build and connects lazily: ``langgraph dev`` imports the graph
     before any key is configured, so nothing here may need one. Model calls and fetches, given
-    or default, go through one Limiter (the Context's max_model_calls / max_fetches limits).
+    or default, go through one Limiter (the Context's max_model_calls / max_fetches limits);
+    model calls are retried by RetryingChat (Retry-After, backoff, the run's retry budget).
     """
     limiter = Limiter()
     return Services(
-        llm=LimitedChat(llm or OpenAIChat(), limiter),
+        llm=RetryingChat(LimitedChat(llm or OpenAIChat(), limiter), limiter),
         search=search or SearchRouter({"tavily": TavilySearch(), "corpus": CorpusSearch()}),
         fetcher=LimitedFetcher(fetcher or HttpFetcher(), limiter),
         extractor=extractor or TrafilaturaExtractor(),

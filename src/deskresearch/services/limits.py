@@ -8,6 +8,8 @@ branch of every run that uses the same compiled graph, so a fan-out never floods
 from __future__ import annotations
 
 import asyncio
+import time
+from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit
@@ -20,12 +22,37 @@ from deskresearch.services.base import ChatService, M, PageFetcher, Reply
 
 
 class Limiter:
-    """Named semaphores, one set per event loop (asyncio primitives cannot cross loops)."""
+    """Named semaphores, pacing and cool-downs, one set per event loop.
+
+    asyncio primitives cannot cross event loops; the CLI runs one loop per run, a server one
+    loop for all, so "per loop" is "per run or per server", never shared across processes.
+    """
 
     def __init__(self) -> None:
         self._slots: WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]
         ] = WeakKeyDictionary()
+        self._next: dict[str, float] = {}  # name → earliest monotonic time of the next request
+        self._retries: Counter[str] = Counter()  # run key → retries taken
+
+    async def pace(self, name: str, per_second: float) -> None:
+        """Wait for ``name``'s next request time: ``per_second`` spacing and any cool-down."""
+        now = time.monotonic()
+        start = max(now, self._next.get(name, 0.0))
+        self._next[name] = start + (1.0 / per_second if per_second > 0 else 0.0)
+        if start > now:
+            await asyncio.sleep(start - now)
+
+    def cool_down(self, name: str, seconds: float) -> None:
+        """Hold every request to ``name`` back for ``seconds`` (a server's Retry-After)."""
+        self._next[name] = max(self._next.get(name, 0.0), time.monotonic() + seconds)
+
+    def take_retry(self, run: str, cap: int) -> bool:
+        """Count one retry against ``run``'s budget; False once ``cap`` retries were taken."""
+        if self._retries[run] >= cap:
+            return False
+        self._retries[run] += 1
+        return True
 
     @asynccontextmanager
     async def slot(self, name: str, limit: int) -> AsyncIterator[None]:
@@ -50,15 +77,19 @@ class LimitedChat:
     async def structured(
         self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage
     ) -> Reply[M]:
-        """Call the inner service once a model slot is free."""
-        async with self._limiter.slot(f"model {spec.base_url}", spec.max_concurrent):
+        """Call the inner service once a model slot is free and its pace allows."""
+        name = f"model {spec.base_url}"
+        async with self._limiter.slot(name, spec.max_concurrent):
+            await self._limiter.pace(name, spec.requests_per_s)
             return await self.inner.structured(messages, schema, spec=spec, stage=stage)
 
     async def text(
         self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage
     ) -> Reply[str]:
-        """Call the inner service once a model slot is free."""
-        async with self._limiter.slot(f"model {spec.base_url}", spec.max_concurrent):
+        """Call the inner service once a model slot is free and its pace allows."""
+        name = f"model {spec.base_url}"
+        async with self._limiter.slot(name, spec.max_concurrent):
+            await self._limiter.pace(name, spec.requests_per_s)
             return await self.inner.text(messages, spec=spec, stage=stage)
 
 

@@ -1,0 +1,93 @@
+"""Retries of model calls: Retry-After honoured, exponential backoff with jitter, a per-run cap.
+
+The one retry layer for model calls (ChatOpenAI's own is off). A 429's ``Retry-After`` cools
+the whole endpoint down, so every branch of the run waits, not only the one that was told. What
+still fails after ``max_attempts``, or once the run's retry budget is spent, is raised as not
+transient, so the graph's RetryPolicy does not multiply the attempts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from langchain_core.messages import BaseMessage
+from langgraph.config import get_config
+
+from deskresearch.errors import ModelCallError
+from deskresearch.records import ModelSpec, Stage
+from deskresearch.services.base import ChatService, M, Reply
+from deskresearch.services.limits import Limiter
+
+T = TypeVar("T")
+MAX_DELAY_S = 60.0
+
+
+def backoff_delay(attempt: int, base_s: float, retry_after: float | None) -> float:
+    """Seconds before retry number ``attempt`` (1-based): the server's word, else jittered backoff.
+
+    "Equal jitter": half the exponential delay fixed, half random, so branches that failed
+    together do not retry together.
+    """
+    if retry_after is not None:
+        return min(retry_after, MAX_DELAY_S) + random.uniform(0, base_s / 4)
+    delay = min(base_s * 2 ** (attempt - 1), MAX_DELAY_S)
+    return delay / 2 + random.uniform(0, delay / 2)
+
+
+def run_key() -> str:
+    """Name the current run for the retry budget: its thread id, else one shared key."""
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # called outside a graph run
+        return ""
+    return str(configurable.get("thread_id") or "")
+
+
+class RetryingChat:
+    """A ChatService that retries transient failures of the one it wraps."""
+
+    def __init__(self, inner: ChatService, limiter: Limiter) -> None:
+        self.inner = inner
+        self._limiter = limiter
+
+    def check(self, spec: ModelSpec) -> None:
+        """Delegate the configuration check."""
+        self.inner.check(spec)
+
+    async def structured(
+        self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage
+    ) -> Reply[M]:
+        """Ask for ``schema``, retrying 429/5xx/timeouts."""
+        return await self._retry(
+            lambda: self.inner.structured(messages, schema, spec=spec, stage=stage), spec
+        )
+
+    async def text(
+        self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage
+    ) -> Reply[str]:
+        """Ask for text, retrying 429/5xx/timeouts."""
+        return await self._retry(lambda: self.inner.text(messages, spec=spec, stage=stage), spec)
+
+    async def _retry(self, call: Callable[[], Awaitable[T]], spec: ModelSpec) -> T:
+        attempt = 1
+        while True:
+            try:
+                return await call()
+            except ModelCallError as exc:
+                if not exc.transient:
+                    raise
+                if attempt >= spec.max_attempts:
+                    raise _final(exc, f"gave up after {attempt} attempts") from exc
+                if not self._limiter.take_retry(run_key(), spec.run_retries):
+                    raise _final(exc, f"the run's {spec.run_retries} retries are spent") from exc
+                if exc.retry_after is not None:
+                    self._limiter.cool_down(f"model {spec.base_url}", exc.retry_after)
+                await asyncio.sleep(backoff_delay(attempt, spec.backoff_s, exc.retry_after))
+                attempt += 1
+
+
+def _final(exc: ModelCallError, why: str) -> ModelCallError:
+    return ModelCallError(f"{exc} ({why})", status=exc.status, retry_after=exc.retry_after)
