@@ -9,9 +9,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from deskresearch.asking import ask
+from deskresearch.asking import Answer, ask
 from deskresearch.context import Context, resolve
-from deskresearch.errors import ServiceError
+from deskresearch.errors import ContextLengthError, ServiceError
 from deskresearch.progress import emit, note
 from deskresearch.prompts import summarise as prompt
 from deskresearch.services.base import ChatService
@@ -35,27 +35,69 @@ def _note(index: int, *, relevant: bool = False, summary: str = "", error: str =
     return ChunkNote(index=index, relevant=relevant, summary=summary, error=error)
 
 
-async def summarise_chunk(
-    state: ChunkTask, runtime: Runtime[Context], *, llm: ChatService
-) -> dict[str, Any]:
-    """Summarise one chunk, or mark it not relevant."""
-    ctx = resolve(runtime)
+MAX_HALVINGS = 2  # a chunk too long for the model is split in halves at most twice (4 parts)
+
+
+def halve(text: str) -> list[str]:
+    """Split ``text`` in two at the paragraph, line or sentence break nearest its middle."""
+    middle = len(text) // 2
+    for sep in ("\n\n", "\n", ". ", " "):
+        left, right = text.rfind(sep, 0, middle), text.find(sep, middle)
+        cuts = [c for c in (left, right) if c > 0]
+        if cuts:
+            cut = min(cuts, key=lambda c: abs(c - middle)) + len(sep)
+            return [text[:cut], text[cut:]]
+    return [text[:middle], text[middle:]]
+
+
+async def _ask_chunk(
+    llm: ChatService, state: ChunkTask, ctx: Context, chunk: str, depth: int = 0
+) -> tuple[Answer[ChunkSummary], int]:
+    """Ask for one chunk's summary; a chunk too long for the window is asked in halves.
+
+    Returns the (merged) answer and how many parts the chunk was asked in.
+    """
     messages = prompt.render_chunk(
         topic=state["topic"],
         queries=state["queries"],
         url=state["url"],
         title=state["title"],
-        chunk=state["chunk"],
+        chunk=chunk,
         language=state["language"],
     )
-    answer = await ask(
-        llm, messages, ChunkSummary, spec=ctx.summary_spec(), stage="summarise_chunk"
-    )
+    try:
+        answer = await ask(
+            llm, messages, ChunkSummary, spec=ctx.summary_spec(), stage="summarise_chunk"
+        )
+        return answer, 1
+    except ContextLengthError:
+        if depth >= MAX_HALVINGS:
+            raise
+    parts = [await _ask_chunk(llm, state, ctx, half, depth + 1) for half in halve(chunk)]
+    answers = [a for a, _ in parts]
+    found = [a.value for a in answers if a.value is not None]
+    relevant = [v.summary.strip() for v in found if v.relevant and v.summary.strip()]
+    merged = ChunkSummary(relevant=bool(relevant), summary="\n\n".join(relevant))
+    usage = [u for a in answers for u in a.usage]
+    problem = "; ".join(a.problem for a in answers if a.problem)
+    return Answer(merged if found else None, usage, problem), sum(n for _, n in parts)
+
+
+async def summarise_chunk(
+    state: ChunkTask, runtime: Runtime[Context], *, llm: ChatService
+) -> dict[str, Any]:
+    """Summarise one chunk, or mark it not relevant."""
+    ctx = resolve(runtime)
+    answer, parts = await _ask_chunk(llm, state, ctx, state["chunk"])
+    provenance = []
+    if parts > 1:
+        reason = f"chunk {state['index']} exceeded the model's context window: asked in {parts} parts"
+        provenance.append(note("summarise_chunk", state["url"], "fallback", reason))
     if answer.value is None:
         reason = f"chunk {state['index']}: {answer.problem}"
         return {
             "chunk_notes": [_note(state["index"], error=answer.problem)],
-            "provenance": [note("summarise_chunk", state["url"], "failed", reason)],
+            "provenance": [*provenance, note("summarise_chunk", state["url"], "failed", reason)],
             "usage": answer.usage,
         }
     summary = answer.value.summary.strip()
@@ -71,6 +113,7 @@ async def summarise_chunk(
     return {
         "chunk_notes": [_note(state["index"], relevant=relevant, summary=summary)],
         "usage": answer.usage,
+        "provenance": provenance,
     }
 
 

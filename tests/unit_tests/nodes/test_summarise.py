@@ -104,3 +104,36 @@ async def test_reduce_page_joins_notes_when_the_merge_is_malformed() -> None:
         update["pages"][0]["summary"] == "a\n\nb"
         and update["provenance"][0]["outcome"] == "fallback"
     )
+
+
+async def test_a_chunk_too_long_for_the_window_is_summarised_in_halves() -> None:
+    from deskresearch.errors import ContextLengthError
+
+    text = "First half about lithium.\n\nSecond half about cobalt."
+    llm = ScriptedChat(
+        {
+            "summarise_chunk": [
+                ContextLengthError("too long", status=400),
+                ChunkSummary(relevant=True, summary="lithium facts"),
+                ChunkSummary(relevant=False, summary=""),
+            ]
+        }
+    )
+    update = await summarise_chunk(chunk_task(chunk=text), runtime(), llm=llm)
+    asked = [m[-1].content for _, m in llm.calls[1:]]
+    assert "lithium" in str(asked[0]) and "cobalt" not in str(asked[0])
+    assert "cobalt" in str(asked[1]) and "lithium" not in str(asked[1])
+    assert update["chunk_notes"][0]["summary"] == "lithium facts"
+    assert update["chunk_notes"][0]["relevant"] is True
+    assert [p["outcome"] for p in update["provenance"]] == ["fallback"]
+    assert "2 parts" in update["provenance"][0]["reason"]
+    assert len(update["usage"]) == 2
+
+
+async def test_a_chunk_still_too_long_after_halving_fails_visibly() -> None:
+    from deskresearch.errors import ContextLengthError
+
+    llm = ScriptedChat({"summarise_chunk": [ContextLengthError("too long")] * 7})
+    with pytest.raises(ContextLengthError):
+        await summarise_chunk(chunk_task(chunk="a b c d e f g h"), runtime(), llm=llm)
+    assert len(llm.calls) == 3, "whole chunk, first half, first quarter: then it gives up"
