@@ -23,6 +23,9 @@ from deskresearch.errors import ConfigError
 from deskresearch.records import FetchLimits, ModelSpec, SearchSettings
 
 ENV_PREFIX = "DESKRESEARCH_"
+BACKENDS = ("tavily", "duckduckgo", "searxng", "corpus")
+_NAME = "(" + "|".join(BACKENDS) + ")"
+SEARCH_CHAIN = rf"^\s*(auto|{_NAME}(\s*,\s*{_NAME})*)\s*$"
 _MODEL_PICKER = {"__template_metadata__": {"kind": "llm"}}  # Studio shows a model picker
 
 
@@ -131,11 +134,12 @@ class Context:
         ),
     ] = False
     search: Annotated[
-        Literal["tavily", "corpus"],
+        str,
         Field(
-            description="Search backend: tavily (web, TAVILY_API_KEY) or corpus (files in corpus_dir)."
+            pattern=SEARCH_CHAIN,
+            description="Search backends in the order tried, comma-separated: tavily (TAVILY_API_KEY), duckduckgo (no key), searxng (searxng_url), corpus (corpus_dir). The next is tried when one fails or finds nothing. auto: tavily,duckduckgo with a Tavily key, else duckduckgo.",
         ),
-    ] = "tavily"
+    ] = "auto"
     tavily_base_url: Annotated[
         str,
         Field(
@@ -144,6 +148,13 @@ class Context:
     ] = "https://api.tavily.com"
     corpus_dir: Annotated[
         str, Field(description="Folder of .md/.txt/.html files searched when search=corpus.")
+    ] = ""
+    searxng_url: Annotated[
+        str,
+        Field(
+            max_length=2000,
+            description="Base URL of a SearxNG instance with its JSON API on (e.g. http://localhost:8888). Empty: SEARXNG_URL.",
+        ),
     ] = ""
     search_timeout_s: Annotated[
         float, Field(gt=0, le=300, description="Seconds one search request may take.")
@@ -268,9 +279,10 @@ class Context:
     def search_settings(self) -> SearchSettings:
         """Return the search backend settings."""
         return SearchSettings(
-            backend=self.search,
+            backends=search_chain(self.search, os.environ),
             tavily_base_url=self.tavily_base_url,
             corpus_dir=self.corpus_dir,
+            searxng_url=self.searxng_url or os.environ.get("SEARXNG_URL", ""),
             timeout_s=self.search_timeout_s,
         )
 
@@ -284,6 +296,13 @@ class Context:
             max_per_host=self.max_fetches_per_host,
             allow_hosts=tuple(h.strip() for h in self.allow_hosts.split(",") if h.strip()),
         )
+
+
+def search_chain(search: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """Resolve ``Context.search`` into backend names; ``auto`` depends on a Tavily key."""
+    if search.strip() == "auto":
+        return ("tavily", "duckduckgo") if environ.get("TAVILY_API_KEY") else ("duckduckgo",)
+    return tuple(dict.fromkeys(name.strip() for name in search.split(",")))
 
 
 def field_names() -> list[str]:

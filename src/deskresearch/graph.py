@@ -34,6 +34,7 @@ from deskresearch.services.base import (
     TokenCounter,
 )
 from deskresearch.services.defaults import default_services
+from deskresearch.services.search import SearchRouter
 from deskresearch.state import (
     ChunkTask,
     KeywordTask,
@@ -131,7 +132,7 @@ def route_after_report(state: ResearchState) -> Literal["write_report", "__end__
 def build_graph(
     *,
     llm: ChatService | None = None,
-    search: SearchBackend | None = None,
+    search: SearchRouter | SearchBackend | None = None,
     fetcher: PageFetcher | None = None,
     extractor: ContentExtractor | None = None,
     tokens: TokenCounter | None = None,

@@ -108,9 +108,10 @@ class ModelSpec:
 class SearchSettings:
     """Which backend to search and where it lives, for one run."""
 
-    backend: Literal["tavily", "corpus"]
+    backends: tuple[str, ...]  # the chain, tried in order
     tavily_base_url: str
     corpus_dir: str
+    searxng_url: str
     timeout_s: float
 
 

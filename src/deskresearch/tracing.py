@@ -25,16 +25,17 @@ def run_config(topic: str, ctx: Context, *, thread_id: str = "") -> RunnableConf
     name = " ".join(topic.split())
     if len(name) > MAX_NAME_CHARS:
         name = name[: MAX_NAME_CHARS - 1] + "…"
+    search = ",".join(ctx.search_settings().backends)
     metadata = {
         "summary_model": ctx.summary_model,
         "report_model": ctx.report_model,
-        "search_backend": ctx.search,
+        "search_backend": search,
         "settings": dataclasses.asdict(ctx),
     }
     if thread_id:
         metadata["thread_id"] = thread_id
     return {
         "run_name": f"deskresearch: {name}",
-        "tags": ["deskresearch", f"search:{ctx.search}"],
+        "tags": ["deskresearch", f"search:{search}"],
         "metadata": metadata,
     }

@@ -13,7 +13,7 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -22,9 +22,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tests.support.engines import ddg_html, make_pdf, searxng_json
 from tests.support.fake_model import FakeModel, stage_of
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+PDF_TEXT = (
+    "Battery recycling report 2024\n"
+    "Lithium recovery rates in European plants reached 80 percent.\n"
+    "Cobalt and nickel are recovered by hydrometallurgy."
+)
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,7 @@ class FakeWeb:
     catalogue: list[Entry] = field(default_factory=default_catalogue)
     results_per_query: int | None = None  # None: as many as asked
     search_failures: dict[str, int] = field(default_factory=dict)  # query → HTTP status
+    engines_down: dict[str, int] = field(default_factory=dict)  # "tavily"/"searxng"/... → status
     fetches: Counter[str] = field(default_factory=Counter)
     searches: list[dict[str, Any]] = field(default_factory=list)
     search_headers: list[dict[str, str]] = field(default_factory=list)
@@ -140,10 +147,12 @@ class FakeWeb:
     def search(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Answer a Tavily /search body: a deterministic window of the catalogue per query."""
         query = str(body.get("query", ""))
+        engine = str(body.get("engine", "tavily"))
         with self._lock:
             self.searches.append(body)
-        if query in self.search_failures:
-            return self.search_failures[query], {"detail": {"error": "injected failure"}}
+        if query in self.search_failures or engine in self.engines_down:
+            status = self.search_failures.get(query) or self.engines_down[engine]
+            return status, {"detail": {"error": "injected failure"}}
         n = min(
             int(body.get("max_results") or 5), self.results_per_query or 100, len(self.catalogue)
         )
@@ -212,6 +221,9 @@ class _Handler(BaseHTTPRequestHandler):
             with web._lock:
                 web.traces.append((self.path, raw))
             return self._json(202, {})
+        if self.path.startswith("/ddg/html"):  # DuckDuckGo's HTML endpoint, as ddgs posts to it
+            query = parse_qs(raw.decode()).get("q", [""])[0]
+            return self._engine("duckduckgo", query, ddg_html, "text/html")
         body = json.loads(raw or b"{}")
         if self.path.endswith("/chat/completions"):
             status, payload, headers = web.model.handle(body)
@@ -230,8 +242,27 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._json(404, {"error": "no such endpoint"})
 
+    def _engine(
+        self, engine: str, query: str, render: Callable[[list[Any]], bytes], ctype: str
+    ) -> None:
+        """Answer as another search engine, from the same catalogue as the Tavily fake."""
+        web = self.web
+        web.record(Call("search", query, web.latency.search_s, {"engine": engine}))
+        status, payload = web.search({"query": query, "max_results": 10, "engine": engine})
+        if status != 200:
+            return self._json(status, payload)
+        data = render(payload["results"])
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         path = self.path.split("?")[0]
+        if path == "/searxng/search":
+            query = parse_qs(urlsplit(self.path).query).get("q", [""])[0]
+            return self._engine("searxng", query, searxng_json, "application/json")
         with self.web._lock:
             self.web.fetches[path] += 1
         self.web.record(Call("fetch", path, self.web.latency.fetch_s, {}))
@@ -270,6 +301,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Location", target)
             self.send_header("Content-Length", "0")
             self.end_headers()
+        elif path in ("/loop/a", "/loop/b"):  # a redirect loop
+            self.send_response(302)
+            self.send_header("Location", "/loop/b" if path == "/loop/a" else "/loop/a")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif path in ("/report.pdf", "/broken.pdf"):
+            data = make_pdf(PDF_TEXT, "Battery recycling report")
+            data = data if path == "/report.pdf" else data[: len(data) // 3]
+            self.send_response(200)
+            self.send_header("Content-Type", "application/pdf")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         elif path == "/binary":
             data = bytes(range(256)) * 64
             self.send_response(200)

@@ -26,6 +26,7 @@ def graph_for(web: FakeWeb, **kw: Any) -> Any:
 
 def context_for(web: FakeWeb, **kw: Any) -> Context:
     kw.setdefault("allow_hosts", LOOPBACK)
+    kw.setdefault("search", "tavily")  # never "auto": it could pick the real DuckDuckGo
     kw.setdefault("retry_backoff_s", 0.05)  # the fake model's 429s/500s need no real patience
     return Context(tavily_base_url=web.base, **kw)
 
@@ -49,6 +50,7 @@ def loopback_env(web: FakeWeb, **extra: str) -> dict[str, str]:
         "TAVILY_API_KEY": "tvly-test",
         "DESKRESEARCH_TAVILY_BASE_URL": web.base,
         "DESKRESEARCH_ALLOW_HOSTS": LOOPBACK,
+        "DESKRESEARCH_SEARCH": "tavily",
         "DESKRESEARCH_RETRY_BACKOFF_S": "0.05",
         **extra,
     }

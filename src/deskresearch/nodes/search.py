@@ -12,7 +12,7 @@ from deskresearch.context import Context, resolve
 from deskresearch.errors import ServiceError
 from deskresearch.progress import emit, note
 from deskresearch.records import Provenance, SearchHit, Stage
-from deskresearch.services.base import SearchBackend
+from deskresearch.services.base import SearchService
 from deskresearch.state import KeywordTask, QueryState
 
 
@@ -22,18 +22,20 @@ def results_per_query(ctx: Context) -> int:
 
 
 async def _search(
-    query: str, stage: Stage, runtime: Runtime[Context], search: SearchBackend
+    query: str, stage: Stage, runtime: Runtime[Context], search: SearchService
 ) -> tuple[list[SearchHit], list[Provenance]]:
     ctx = resolve(runtime)
-    hits = await search.search(
+    result = await search.search(
         query, max_results=results_per_query(ctx), settings=ctx.search_settings()
     )
-    emit(runtime, stage, "finished", query=query, hits=len(hits))
-    return hits, [note(stage, query, "issued", f"{ctx.search}: {len(hits)} results")]
+    emit(runtime, stage, "finished", query=query, hits=len(result.hits), backend=result.backend)
+    provenance = [note(stage, query, "fallback", f"passed over {why}") for why in result.passed_over]
+    provenance.append(note(stage, query, "issued", f"{result.backend}: {len(result.hits)} results"))
+    return result.hits, provenance
 
 
 async def search_keyword(
-    state: KeywordTask, runtime: Runtime[Context], *, search: SearchBackend
+    state: KeywordTask, runtime: Runtime[Context], *, search: SearchService
 ) -> dict[str, Any]:
     """Search one keyword; its hits feed plan_queries."""
     hits, provenance = await _search(state["keyword"], "search_keyword", runtime, search)
@@ -41,7 +43,7 @@ async def search_keyword(
 
 
 async def search_query(
-    state: QueryState, runtime: Runtime[Context], *, search: SearchBackend
+    state: QueryState, runtime: Runtime[Context], *, search: SearchService
 ) -> dict[str, Any]:
     """Search one research query (unless the keyword stage already did); rank_urls orders its hits."""
     known = state.get("known_hits")

@@ -12,7 +12,7 @@ from langgraph.types import Overwrite
 from deskresearch.context import Context, resolve
 from deskresearch.errors import ConfigError
 from deskresearch.progress import emit
-from deskresearch.services.base import ChatService, ContentExtractor, SearchBackend, TokenCounter
+from deskresearch.services.base import ChatService, ContentExtractor, SearchService, TokenCounter
 from deskresearch.state import ResearchInput
 
 MAX_TOPIC_CHARS = 2000
@@ -47,7 +47,7 @@ async def start_run(
     runtime: Runtime[Context],
     *,
     llm: ChatService,
-    search: SearchBackend,
+    search: SearchService,
     extractor: ContentExtractor,
     tokens: TokenCounter,
 ) -> dict[str, Any]:

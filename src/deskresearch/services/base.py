@@ -30,6 +30,15 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
+class SearchResult:
+    """Hits for one query, which backend gave them, and why earlier ones were passed over."""
+
+    hits: list[SearchHit]
+    backend: str
+    passed_over: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Reply(Generic[T]):
     """A model's answer and what it cost."""
 
@@ -69,6 +78,20 @@ class SearchBackend(Protocol):
         self, query: str, *, max_results: int, settings: SearchSettings
     ) -> list[SearchHit]:
         """Return at most ``max_results`` hits, best first."""
+        ...
+
+
+class SearchService(Protocol):
+    """What nodes search with: a chain of backends (services.search.SearchRouter)."""
+
+    def check(self, settings: SearchSettings) -> None:
+        """Raise ConfigError when a backend of the chain cannot work."""
+        ...
+
+    async def search(
+        self, query: str, *, max_results: int, settings: SearchSettings
+    ) -> SearchResult:
+        """Return the first backend's hits that has any, and why others were passed over."""
         ...
 
 
@@ -121,7 +144,7 @@ class Services:
     """Everything a node may use for I/O."""
 
     llm: ChatService
-    search: SearchBackend
+    search: SearchService
     fetcher: PageFetcher
     extractor: ContentExtractor
     tokens: TokenCounter

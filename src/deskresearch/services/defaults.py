@@ -8,6 +8,7 @@ from deskresearch.services.base import (
     PageFetcher,
     RankFunc,
     SearchBackend,
+    SearchService,
     Services,
     TokenCounter,
 )
@@ -18,14 +19,31 @@ from deskresearch.services.llm import OpenAIChat
 from deskresearch.services.retry import RetryingChat
 from deskresearch.services.search import SearchRouter
 from deskresearch.services.search_corpus import CorpusSearch
+from deskresearch.services.search_ddgs import DuckDuckGoSearch
+from deskresearch.services.search_searxng import SearxngSearch
 from deskresearch.services.search_tavily import TavilySearch
 from deskresearch.services.tokens import TiktokenCounter
+
+
+def search_service(search: SearchRouter | SearchBackend | None) -> SearchService:
+    """The search chain: the given router, a given backend serving every name, or the real ones."""
+    if isinstance(search, SearchRouter):
+        return search
+    if search is not None:
+        return SearchRouter({}, fallback=search)
+    backends: dict[str, SearchBackend] = {
+        "tavily": TavilySearch(),
+        "duckduckgo": DuckDuckGoSearch(),
+        "searxng": SearxngSearch(),
+        "corpus": CorpusSearch(),
+    }
+    return SearchRouter(backends)
 
 
 def default_services(
     *,
     llm: ChatService | None = None,
-    search: SearchBackend | None = None,
+    search: SearchRouter | SearchBackend | None = None,
     fetcher: PageFetcher | None = None,
     extractor: ContentExtractor | None = None,
     tokens: TokenCounter | None = None,
@@ -41,7 +59,7 @@ def default_services(
     limiter = Limiter()
     return Services(
         llm=RetryingChat(LimitedChat(llm or OpenAIChat(), limiter), limiter),
-        search=search or SearchRouter({"tavily": TavilySearch(), "corpus": CorpusSearch()}),
+        search=search_service(search),
         fetcher=LimitedFetcher(fetcher or HttpFetcher(), limiter),
         extractor=extractor or TrafilaturaExtractor(),
         tokens=tokens or TiktokenCounter(),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import trafilatura
 
 from deskresearch.errors import FetchError
+from deskresearch.pdf import pdf_text
 from deskresearch.records import Extracted
 from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool
 
@@ -39,6 +40,10 @@ def _decode(body: bytes | str) -> str:
 
 def extract_sync(body: bytes | str, *, url: str, content_type: str) -> Extracted | None:
     """Extract ``body`` in this thread; see TrafilaturaExtractor.extract."""
+    if content_type == "application/pdf":
+        data = body if isinstance(body, bytes) else body.encode("latin-1", errors="replace")
+        found = pdf_text(data)
+        return Extracted(text=found[1], title=found[0], published="", site="") if found else None
     if not content_type.startswith(_HTML_TYPES):
         text = _decode(body).strip()
         return Extracted(text=text, title="", published="", site="") if text else None
@@ -78,7 +83,7 @@ class TrafilaturaExtractor:
         """Return the page's main content as markdown, or None when it has none.
 
         Plain text and markdown pass through unchanged; HTML goes through trafilatura, which
-        also detects the charset of raw bytes.
+        also detects the charset of raw bytes; PDF through pypdf (its text layer).
 
         Raises:
             FetchError: the worker died on this page (a hostile page must not end the run).

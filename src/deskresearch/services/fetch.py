@@ -12,7 +12,13 @@ from deskresearch.errors import FetchError
 from deskresearch.records import FetchedPage, FetchLimits
 from deskresearch.services.netpolicy import check_target
 
-READABLE_TYPES = ("text/html", "application/xhtml+xml", "text/plain", "text/markdown")
+READABLE_TYPES = (
+    "text/html",
+    "application/xhtml+xml",
+    "text/plain",
+    "text/markdown",
+    "application/pdf",
+)
 _USER_AGENT = "deskresearch/0.1 (+https://pypi.org/project/deskresearch/)"
 
 

@@ -1,30 +1,79 @@
-"""SearchBackend that dispatches each call to the backend the run's settings name."""
+"""The search chain: the run's backends in order, the next one tried when one fails or is empty.
+
+``Context.search`` names the chain (``tavily,duckduckgo``); ``auto`` means Tavily then
+DuckDuckGo when ``TAVILY_API_KEY`` is set, else DuckDuckGo alone. Why each backend was passed
+over travels with the result into provenance.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from deskresearch.records import SearchHit, SearchSettings
-from deskresearch.services.base import SearchBackend
+from deskresearch.errors import ConfigError, SearchError
+from deskresearch.records import SearchSettings
+from deskresearch.services.base import SearchBackend, SearchResult
 
 
 class SearchRouter:
-    """Picks the backend per run (``Context.search``), so one built graph serves every setting."""
+    """Runs the chain of backends a run's settings name; one router serves every setting.
 
-    def __init__(self, backends: Mapping[str, SearchBackend]) -> None:
+    Args:
+        backends: backend by name (tavily, duckduckgo, searxng, corpus).
+        fallback: serves names not in ``backends`` (tests inject one fake for every name).
+    """
+
+    def __init__(
+        self, backends: Mapping[str, SearchBackend], *, fallback: SearchBackend | None = None
+    ) -> None:
         self._backends = dict(backends)
+        self._fallback = fallback
 
-    def _backend(self, settings: SearchSettings) -> SearchBackend:
-        return self._backends[settings.backend]
+    def _chain(self, settings: SearchSettings) -> list[tuple[str, SearchBackend]]:
+        chain: list[tuple[str, SearchBackend]] = []
+        for name in settings.backends:
+            backend = self._backends.get(name, self._fallback)
+            if backend is None:
+                known = ", ".join(sorted(self._backends))
+                raise ConfigError(f"search backend {name!r} is unknown: use one of {known}")
+            if all(backend is not b for _, b in chain):  # one fake serving every name: once
+                chain.append((name, backend))
+        return chain
 
     def check(self, settings: SearchSettings) -> None:
-        """Check the chosen backend's settings."""
-        self._backend(settings).check(settings)
+        """Check every backend of the chain, so a bad setting fails before any work."""
+        for _, backend in self._chain(settings):
+            backend.check(settings)
 
     async def search(
         self, query: str, *, max_results: int, settings: SearchSettings
-    ) -> list[SearchHit]:
-        """Search with the chosen backend."""
-        return await self._backend(settings).search(
-            query, max_results=max_results, settings=settings
-        )
+    ) -> SearchResult:
+        """Search with the first backend that answers with hits.
+
+        Raises:
+            SearchError: every backend failed (transient if any failure was).
+            ConfigError: the last backend is misconfigured (earlier ones are passed over).
+        """
+        chain = self._chain(settings)
+        passed: list[str] = []
+        errors: list[SearchError] = []
+        for i, (name, backend) in enumerate(chain):
+            last = i == len(chain) - 1
+            try:
+                hits = await backend.search(query, max_results=max_results, settings=settings)
+            except ConfigError as exc:
+                if last and not errors:
+                    raise
+                passed.append(f"{name}: {exc}")
+                continue
+            except SearchError as exc:
+                errors.append(exc)
+                passed.append(f"{name}: {exc.reason}")
+                continue
+            if hits or last and not errors:
+                return SearchResult(hits, name, tuple(passed))
+            passed.append(f"{name}: no results")
+        if errors:
+            names = "→".join(name for name, _ in chain)
+            transient = any(e.transient for e in errors)
+            raise SearchError(names, query, "; ".join(passed), transient=transient)
+        return SearchResult([], chain[-1][0], tuple(passed))

@@ -1,4 +1,4 @@
-"""Search a local folder of .md/.txt/.html files with SQLite's FTS5 full-text index (BM25).
+"""Search a local folder of .md/.txt/.html/.pdf files with SQLite's FTS5 index (BM25).
 
 The index is built once per folder, in memory, on first search; the files' text travels with
 each hit as ``raw_content``, so the page step reads the file we indexed and fetches nothing.
@@ -12,10 +12,17 @@ import sqlite3
 from pathlib import Path
 
 from deskresearch.errors import ConfigError, SearchError
+from deskresearch.pdf import pdf_text
 from deskresearch.records import SearchHit, SearchSettings
 from deskresearch.text import html_title, visible_text
 
-SUFFIXES = {".md": "text/markdown", ".txt": "text/plain", ".html": "text/html", ".htm": "text/html"}
+SUFFIXES = {
+    ".md": "text/markdown",
+    ".txt": "text/plain",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".pdf": "application/pdf",
+}
 MAX_FILE_BYTES = 20_000_000
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -49,9 +56,17 @@ class CorpusIndex:
             ctype = SUFFIXES.get(path.suffix.lower())
             if ctype is None or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
                 continue
-            raw = path.read_bytes().decode("utf-8", errors="replace")
-            body = visible_text(raw) if ctype == "text/html" else raw
-            title = _title_of(path, raw, ctype)
+            data = path.read_bytes()
+            if ctype == "application/pdf":  # indexed and cited as its text layer
+                found = pdf_text(data)
+                if found is None:
+                    continue
+                pdf_title, raw = found
+                ctype, title, body = "text/plain", pdf_title or path.stem, raw
+            else:
+                raw = data.decode("utf-8", errors="replace")
+                body = visible_text(raw) if ctype == "text/html" else raw
+                title = _title_of(path, raw, ctype)
             self.db.execute(
                 "INSERT INTO docs VALUES (?, ?, ?, ?, ?)",
                 (str(path.resolve()), ctype, title, body, raw),
@@ -98,7 +113,7 @@ class CorpusSearch:
         if not Path(settings.corpus_dir).expanduser().is_dir():
             raise ConfigError(
                 f"corpus_dir={settings.corpus_dir!r} is not a folder: point --corpus-dir at "
-                "a folder of .md/.txt/.html files"
+                "a folder of .md/.txt/.html/.pdf files"
             )
 
     async def search(

@@ -7,6 +7,7 @@ from deskresearch.context import Context
 from deskresearch.errors import ConfigError, SearchError
 from deskresearch.nodes.search import results_per_query, search_failed, search_keyword, search_query
 from deskresearch.nodes.summarise import reduce_failed, summarise_failed
+from deskresearch.services.search import SearchRouter
 from tests.support.fakes import FakeSearch, hit, runtime
 
 pytestmark = pytest.mark.anyio
@@ -18,7 +19,7 @@ def test_results_per_query_gives_ranking_a_choice() -> None:
 
 
 async def test_search_keyword_records_the_query_issued() -> None:
-    search = FakeSearch({"k": [hit(0), hit(1)]})
+    search = SearchRouter({}, fallback=FakeSearch({"k": [hit(0), hit(1)]}))
     update = await search_keyword({"keyword": "k"}, runtime(), search=search)
     assert update["keyword_hits"] == [{"keyword": "k", "hits": [hit(0), hit(1)]}]
     assert (
@@ -28,7 +29,7 @@ async def test_search_keyword_records_the_query_issued() -> None:
 
 
 async def test_search_query_asks_for_enough_results() -> None:
-    search = FakeSearch({"q": [hit(i) for i in range(20)]})
+    search = SearchRouter({}, fallback=FakeSearch({"q": [hit(i) for i in range(20)]}))
     update = await search_query(
         cast(Any, {"topic": "t", "query": "q", "order": 0, "known_hits": None}),
         runtime(Context(url_per_query=5)),
@@ -38,10 +39,10 @@ async def test_search_query_asks_for_enough_results() -> None:
 
 
 async def test_search_query_reuses_keyword_results_without_searching() -> None:
-    search = FakeSearch({"q": [hit(1)]})
+    fake = FakeSearch({"q": [hit(1)]})
     task = cast(Any, {"topic": "t", "query": "q", "order": 0, "known_hits": [hit(7)]})
-    update = await search_query(task, runtime(), search=search)
-    assert update["hits"] == [hit(7)] and search.queries == []
+    update = await search_query(task, runtime(), search=SearchRouter({}, fallback=fake))
+    assert update["hits"] == [hit(7)] and fake.queries == []
     assert update["provenance"][0]["outcome"] == "duplicate"
 
 
@@ -83,3 +84,16 @@ def test_summarise_and_reduce_handlers_keep_what_the_page_has() -> None:
         update["pages"][0]["summary"] == "a\n\nb"
         and update["provenance"][0]["outcome"] == "fallback"
     )
+
+
+async def test_a_fallback_to_the_next_backend_is_recorded() -> None:
+    tavily = FakeSearch({"k": SearchError("tavily", "k", "HTTP 429", transient=True)})
+    ddg = FakeSearch({"k": [hit(3)]})
+    chain = SearchRouter({"tavily": tavily, "duckduckgo": ddg})
+    update = await search_keyword(
+        {"keyword": "k"}, runtime(Context(search="tavily,duckduckgo")), search=chain
+    )
+    assert update["keyword_hits"][0]["hits"] == [hit(3)]
+    outcomes = [(p["outcome"], p["reason"]) for p in update["provenance"]]
+    assert outcomes == [("fallback", "passed over tavily: HTTP 429"),
+                        ("issued", "duckduckgo: 1 results")]  # fmt: skip

@@ -1,5 +1,4 @@
 from pathlib import Path
-from typing import Literal
 
 import pytest
 
@@ -7,18 +6,20 @@ from deskresearch.errors import ConfigError, SearchError
 from deskresearch.records import SearchSettings
 from deskresearch.services.search_corpus import CorpusSearch
 from deskresearch.services.search_tavily import TavilySearch
+from tests.support.engines import make_pdf
 from tests.support.loopback import FakeWeb
 
 pytestmark = pytest.mark.anyio
 
 
 def settings(
-    base: str = "", corpus: str = "", backend: Literal["tavily", "corpus"] = "tavily"
+    base: str = "", corpus: str = "", backend: str = "tavily", searxng: str = ""
 ) -> SearchSettings:
     return SearchSettings(
-        backend=backend,
+        backends=tuple(backend.split(",")),
         tavily_base_url=base or "http://127.0.0.1:9",
         corpus_dir=corpus,
+        searxng_url=searxng,
         timeout_s=5,
     )
 
@@ -67,15 +68,19 @@ async def test_corpus_search_ranks_files_by_bm25_and_carries_their_text(tmp_path
     (tmp_path / "c.html").write_text(
         "<html><title>Akkus</title><body>Lithium in Akkus</body></html>", encoding="utf-8"
     )
-    (tmp_path / "skip.pdf").write_bytes(b"%PDF-1.4 lithium")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 lithium")
+    (tmp_path / "d.pdf").write_bytes(make_pdf("Lithium report\nRecovery reached 80 percent.", "PDF title"))
     hits = await CorpusSearch().search(
         "lithium batteries?",
         max_results=5,
         settings=settings(corpus=str(tmp_path), backend="corpus"),
     )
-    assert [Path(h["url"].removeprefix("file://")).name for h in hits] == ["a.md", "c.html"]
-    assert hits[0]["title"] == "Lithium recycling" and hits[1]["title"] == "Akkus"
-    assert hits[0]["raw_content"] and hits[0]["content_type"] == "text/markdown"
+    names = [Path(h["url"].removeprefix("file://")).name for h in hits]
+    assert names[0] == "a.md" and set(names) == {"a.md", "c.html", "d.pdf"}
+    assert hits[0]["title"] == "Lithium recycling" and hits[0]["content_type"] == "text/markdown"
+    pdf = hits[names.index("d.pdf")]
+    assert pdf["title"] == "PDF title" and pdf["content_type"] == "text/plain"
+    assert pdf["raw_content"] and "80 percent" in pdf["raw_content"], "the PDF's text layer"
 
 
 def test_corpus_requires_an_existing_folder(tmp_path: Path) -> None:

@@ -1,0 +1,73 @@
+"""SearxNG search through its JSON API (``GET /search?format=json``) with httpx."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from deskresearch.errors import ConfigError, SearchError
+from deskresearch.records import SearchHit, SearchSettings
+
+
+class SearxngSearch:
+    """SearchBackend over a SearxNG instance (``searxng_url`` / ``SEARXNG_URL``).
+
+    Args:
+        transport: an httpx transport (tests pass a MockTransport); default: the network.
+    """
+
+    name = "searxng"
+
+    def __init__(self, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self._transport = transport
+
+    def check(self, settings: SearchSettings) -> None:
+        """Require an http(s) base URL."""
+        if not settings.searxng_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"search=searxng needs the instance's URL (got {settings.searxng_url!r}): set "
+                "SEARXNG_URL or --searxng-url, e.g. http://localhost:8888"
+            )
+
+    async def search(
+        self, query: str, *, max_results: int, settings: SearchSettings
+    ) -> list[SearchHit]:
+        """Return the instance's results for ``query`` as SearchHits."""
+        self.check(settings)
+        url = settings.searxng_url.rstrip("/") + "/search"
+        params = {"q": query, "format": "json"}
+        try:
+            async with httpx.AsyncClient(
+                transport=self._transport, timeout=settings.timeout_s
+            ) as client:
+                resp = await client.get(url, params=params, headers={"Accept": "application/json"})
+        except httpx.TimeoutException as exc:
+            raise SearchError(self.name, query, "timeout", transient=True) from exc
+        except httpx.TransportError as exc:
+            reason = f"unreachable at {settings.searxng_url}: {type(exc).__name__}"
+            raise SearchError(self.name, query, reason, transient=True) from exc
+        if resp.status_code == 403:
+            reason = "HTTP 403: the instance does not serve JSON; add json to search.formats in its settings.yml"
+            raise SearchError(self.name, query, reason)
+        if resp.status_code != 200:
+            code = resp.status_code
+            raise SearchError(self.name, query, f"HTTP {code}", transient=code == 429 or code >= 500)
+        try:
+            data: Any = resp.json()
+        except ValueError as exc:
+            raise SearchError(self.name, query, "answer is not JSON") from exc
+        results = data.get("results") if isinstance(data, dict) else None
+        if not isinstance(results, list):
+            raise SearchError(self.name, query, "answer has no results list")
+        return [
+            SearchHit(
+                url=str(r["url"]),
+                title=str(r.get("title") or ""),
+                snippet=str(r.get("content") or ""),
+                raw_content=None,
+                content_type=None,
+            )
+            for r in results
+            if isinstance(r, dict) and str(r.get("url") or "").startswith(("http://", "https://"))
+        ][:max_results]
