@@ -20,7 +20,7 @@ def pdf_text(data: bytes, *, max_pages: int = MAX_PAGES) -> tuple[str, str] | No
     try:
         reader = PdfReader(io.BytesIO(data))
         pages = [page.extract_text() or "" for page in reader.pages[:max_pages]]
-        title = str((reader.metadata or {}).get("/Title") or "").strip()
+        title = str(reader.metadata.get("/Title") or "").strip() if reader.metadata else ""
     except (PyPdfError, ValueError, KeyError, TypeError, OSError, RecursionError):
         return None
     text = "\n\n".join(p.strip() for p in pages if p.strip())

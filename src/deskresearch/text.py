@@ -61,3 +61,23 @@ def injection_marker(text: str) -> str | None:
     """Return the first phrase in ``text`` that tries to instruct a model, or None."""
     m = _INJECTION.search(text)
     return " ".join(m.group(0).split()) if m else None
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+
+
+def remove_injections(text: str) -> tuple[str, int]:
+    """Drop every sentence of ``text`` that tries to instruct a model; return it and the count.
+
+    Works line by line, then sentence by sentence, so the rest of a paragraph survives.
+    """
+    removed = 0
+    lines = []
+    for line in text.split("\n"):
+        if _INJECTION.search(line):
+            sentences = _SENTENCE_END.split(line)
+            kept = [s for s in sentences if not _INJECTION.search(s)]
+            removed += len(sentences) - len(kept)
+            line = " ".join(kept)
+        lines.append(line)
+    return "\n".join(lines), removed

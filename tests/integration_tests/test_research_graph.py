@@ -134,6 +134,7 @@ async def test_reused_thread_starts_clean(web: FakeWeb) -> None:
 async def test_graph_without_context_reads_the_environment(
     web: FakeWeb, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("DESKRESEARCH_SEARCH", "tavily")
     monkeypatch.setenv("DESKRESEARCH_TAVILY_BASE_URL", web.base)
     monkeypatch.setenv("DESKRESEARCH_URL_PER_QUERY", "1")
     monkeypatch.setenv("DESKRESEARCH_ALLOW_HOSTS", "127.0.0.1")

@@ -6,8 +6,8 @@ in-process tests do. Every request is counted, so tests can assert what was fetc
 
 from __future__ import annotations
 
-import gzip
 import json
+import random
 import re
 import threading
 import time
@@ -16,21 +16,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.support.engines import ddg_html, make_pdf, searxng_json
+from tests.support.engines import ddg_html, searxng_json
 from tests.support.fake_model import FakeModel, stage_of
-
-PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
-PDF_TEXT = (
-    "Battery recycling report 2024\n"
-    "Lithium recovery rates in European plants reached 80 percent.\n"
-    "Cobalt and nickel are recovered by hydrometallurgy."
-)
+from tests.support.hostile import PAGE_FAULTS, PAGES, respond
 
 
 @dataclass(frozen=True)
@@ -75,7 +67,7 @@ def default_catalogue() -> list[Entry]:
     real = sorted(
         p.name
         for p in PAGES.glob("*.html")
-        if p.name not in {"captcha.html", "empty.html", "offtopic.html"}
+        if p.name not in {"captcha.html", "empty.html", "offtopic.html", "injected.html"}
     )
     entries = [
         Entry(
@@ -112,6 +104,9 @@ class FakeWeb:
     results_per_query: int | None = None  # None: as many as asked
     search_failures: dict[str, int] = field(default_factory=dict)  # query → HTTP status
     engines_down: dict[str, int] = field(default_factory=dict)  # "tavily"/"searxng"/... → status
+    page_fault_rate: float = 0.0  # share of /pages/ answered by a PAGE_FAULTS kind (seeded)
+    page_chaos: random.Random = field(default_factory=lambda: random.Random(0))
+    page_faults: dict[str, str] = field(default_factory=dict)  # path → fault kind ("" = none)
     fetches: Counter[str] = field(default_factory=Counter)
     searches: list[dict[str, Any]] = field(default_factory=list)
     search_headers: list[dict[str, str]] = field(default_factory=list)
@@ -144,6 +139,14 @@ class FakeWeb:
         with self._lock:
             self.log.append(call)
 
+    def page_fault(self, path: str) -> str:
+        """Decide once per page whether it is hostile, and how (a retry meets the same fault)."""
+        with self._lock:
+            if path not in self.page_faults:
+                hit = self.page_fault_rate and self.page_chaos.random() < self.page_fault_rate
+                self.page_faults[path] = self.page_chaos.choice(sorted(PAGE_FAULTS)) if hit else ""
+            return self.page_faults[path]
+
     def search(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Answer a Tavily /search body: a deterministic window of the catalogue per query."""
         query = str(body.get("query", ""))
@@ -166,14 +169,9 @@ class FakeWeb:
             results.append(
                 {"title": e.title, "url": url, "content": e.snippet, "score": 1.0 - i / 100}
             )
+        with self._lock:
+            self.returned.extend(r["url"] for r in results)
         return 200, {"query": query, "results": results, "response_time": 0.01}
-
-
-@cache
-def _bomb() -> bytes:
-    zeros = bytes(1 << 20)
-    out = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip container
-    return b"".join(out.compress(zeros) for _ in range(200)) + out.flush()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -266,7 +264,10 @@ class _Handler(BaseHTTPRequestHandler):
         with self.web._lock:
             self.web.fetches[path] += 1
         self.web.record(Call("fetch", path, self.web.latency.fetch_s, {}))
-        if path.startswith("/pages/"):
+        fault = self.web.page_fault(path) if path.startswith("/pages/") else ""
+        if fault:
+            respond(self, PAGE_FAULTS[fault])
+        elif path.startswith("/pages/"):
             file = PAGES / path.removeprefix("/pages/")
             if not file.is_file():
                 return self._json(404, {"error": "no such page"})
@@ -276,72 +277,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
-        elif path.startswith("/status/"):
-            self._json(int(path.removeprefix("/status/")), {"error": "as requested"})
-        elif path in ("/gzipped", "/gzip-bomb"):
-            # A real page gzipped, or 200 MB of zeros in ~200 KB: only a bounded inflate survives.
-            plain = (PAGES / "heise.de.lithium.html").read_bytes() if path == "/gzipped" else None
-            data = gzip.compress(plain) if plain else _bomb()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Encoding", "gzip")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        elif path == "/redirect-to":  # an absolute redirect, e.g. to another host
-            target = parse_qs(urlsplit(self.path).query).get("url", [""])[0]
-            self.send_response(302)
-            self.send_header("Location", target)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-        elif path.startswith("/redirect/"):
-            _, _, hops, rest = path.split("/", 3)
-            target = f"/pages/{rest}" if int(hops) <= 0 else f"/redirect/{int(hops) - 1}/{rest}"
-            self.send_response(302)
-            self.send_header("Location", target)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-        elif path in ("/loop/a", "/loop/b"):  # a redirect loop
-            self.send_response(302)
-            self.send_header("Location", "/loop/b" if path == "/loop/a" else "/loop/a")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-        elif path in ("/report.pdf", "/broken.pdf"):
-            data = make_pdf(PDF_TEXT, "Battery recycling report")
-            data = data if path == "/report.pdf" else data[: len(data) // 3]
-            self.send_response(200)
-            self.send_header("Content-Type", "application/pdf")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        elif path == "/binary":
-            data = bytes(range(256)) * 64
-            self.send_response(200)
-            self.send_header("Content-Type", "application/octet-stream")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        elif path == "/big":  # an endless page: only the byte cap stops the reader
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.end_headers()
-            try:
-                self.wfile.write(b"<html><body>")
-                for _ in range(10_000):
-                    self.wfile.write(b"<p>" + b"lorem ipsum " * 500 + b"</p>")
-            except (BrokenPipeError, ConnectionResetError):
-                return
-        elif path == "/slow":
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.end_headers()
-            try:
-                for _ in range(50):
-                    self.wfile.write(b"<p>drip</p>")
-                    self.wfile.flush()
-                    time.sleep(0.1)
-            except (BrokenPipeError, ConnectionResetError):
-                return
+        elif respond(self, path):
+            return
         else:
             self._json(404, {"error": "not found"})
 

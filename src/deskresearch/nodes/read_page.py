@@ -18,7 +18,7 @@ from deskresearch.relevance import chunks_to_skip
 from deskresearch.services.base import ContentExtractor, PageFetcher, TokenCounter
 from deskresearch.services.tokens import context_window
 from deskresearch.state import PageDigest, PageTask
-from deskresearch.text import injection_marker, text_hash, visible_text
+from deskresearch.text import injection_marker, remove_injections, text_hash, visible_text
 
 PROMPT_RESERVE = 1500  # tokens of the summarise prompt around a chunk
 OUTPUT_RESERVE = 1024  # tokens kept free for the chunk's summary
@@ -135,11 +135,17 @@ async def read_page(
     if reason:
         emit(runtime, "read_page", "rejected", url=url, reason=reason)
         return {"chunks": [], "provenance": [note("read_page", url, "blocked", reason)]}
-    chunks = await tokens.split(extracted.text, max_tokens=chunk_tokens(ctx))
+    # Sentences that address the model are never facts: they do not reach any prompt. The rest
+    # is read as data (the prompts say so), and the reader is told.
+    text, removed = remove_injections(extracted.text)
+    chunks = await tokens.split(text, max_tokens=chunk_tokens(ctx))
     provenance: list[Provenance] = []
     marker = injection_marker(extracted.text)
-    if marker:  # still read, as data: the prompts say so; the reader should know
-        reason = f"page text addresses the model ({marker!r}); summarised as data only"
+    if marker:
+        reason = (
+            f"page text addresses the model ({marker!r}); {removed} such sentence(s) removed, "
+            "the rest summarised as data only"
+        )
         provenance.append(note("read_page", url, "flagged", reason))
     questions = [state["topic"], *state["queries"]]
     skip = chunks_to_skip(chunks, questions) if ctx.skip_unrelated_chunks else []

@@ -29,7 +29,9 @@ async def _search(
         query, max_results=results_per_query(ctx), settings=ctx.search_settings()
     )
     emit(runtime, stage, "finished", query=query, hits=len(result.hits), backend=result.backend)
-    provenance = [note(stage, query, "fallback", f"passed over {why}") for why in result.passed_over]
+    provenance = [
+        note(stage, query, "fallback", f"passed over {why}") for why in result.passed_over
+    ]
     provenance.append(note(stage, query, "issued", f"{result.backend}: {len(result.hits)} results"))
     return result.hits, provenance
 

@@ -91,7 +91,9 @@ async def summarise_chunk(
     answer, parts = await _ask_chunk(llm, state, ctx, state["chunk"])
     provenance = []
     if parts > 1:
-        reason = f"chunk {state['index']} exceeded the model's context window: asked in {parts} parts"
+        reason = (
+            f"chunk {state['index']} exceeded the model's context window: asked in {parts} parts"
+        )
         provenance.append(note("summarise_chunk", state["url"], "fallback", reason))
     if answer.value is None:
         reason = f"chunk {state['index']}: {answer.problem}"

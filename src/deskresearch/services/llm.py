@@ -83,11 +83,14 @@ def is_context_length(exc: openai.APIStatusError) -> bool:
     return any(marker in text for marker in _CONTEXT_LENGTH)
 
 
-def retry_after(response: httpx.Response | None) -> float | None:
-    """Seconds a response asks us to wait: ``retry-after-ms``, ``Retry-After`` seconds or date."""
-    if response is None:
+def retry_after(response: Any) -> float | None:
+    """Seconds a response asks us to wait: ``retry-after-ms``, ``Retry-After`` seconds or date.
+
+    ``response`` is the openai client's response (httpx-like; newer clients bundle their own).
+    """
+    headers = getattr(response, "headers", None)
+    if headers is None:
         return None
-    headers = response.headers
     try:
         if "retry-after-ms" in headers:
             return max(0.0, float(headers["retry-after-ms"]) / 1000)

@@ -33,7 +33,7 @@ def backoff_delay(attempt: int, base_s: float, retry_after: float | None) -> flo
     """
     if retry_after is not None:
         return min(retry_after, MAX_DELAY_S) + random.uniform(0, base_s / 4)
-    delay = min(base_s * 2 ** (attempt - 1), MAX_DELAY_S)
+    delay = min(base_s * 2.0 ** (attempt - 1), MAX_DELAY_S)
     return delay / 2 + random.uniform(0, delay / 2)
 
 

@@ -62,5 +62,6 @@ class DuckDuckGoSearch:
                 content_type=None,
             )
             for row in rows[:max_results]
-            if isinstance(row, dict) and str(row.get("href") or "").startswith(("http://", "https://"))
+            if isinstance(row, dict)
+            and str(row.get("href") or "").startswith(("http://", "https://"))
         ]

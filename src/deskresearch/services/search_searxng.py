@@ -52,7 +52,9 @@ class SearxngSearch:
             raise SearchError(self.name, query, reason)
         if resp.status_code != 200:
             code = resp.status_code
-            raise SearchError(self.name, query, f"HTTP {code}", transient=code == 429 or code >= 500)
+            raise SearchError(
+                self.name, query, f"HTTP {code}", transient=code == 429 or code >= 500
+            )
         try:
             data: Any = resp.json()
         except ValueError as exc:

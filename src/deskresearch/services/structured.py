@@ -62,6 +62,8 @@ def parse_tolerant(text: str, schema: type[M]) -> M:
             try:
                 return schema.model_validate(obj)
             except ValidationError as exc:
-                problem = f"JSON object does not fit {schema.__name__}: {exc.error_count()} error(s)"
+                problem = (
+                    f"JSON object does not fit {schema.__name__}: {exc.error_count()} error(s)"
+                )
     preview = " ".join(cleaned.split())[:120]
     raise ModelOutputError(f"{problem} ({preview!r})")

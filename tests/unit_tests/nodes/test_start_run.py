@@ -6,6 +6,7 @@ from langgraph.types import Overwrite
 from deskresearch.context import Context
 from deskresearch.errors import ConfigError
 from deskresearch.nodes.start_run import MAX_TOPIC_CHARS, clean_topic, start_run
+from deskresearch.services.search import SearchRouter
 from deskresearch.services.tokens import TiktokenCounter
 from tests.support.fakes import FakeSearch, PlainExtractor, ScriptedChat, runtime
 
@@ -14,7 +15,14 @@ pytestmark = pytest.mark.anyio
 
 async def start(state: Any, rt: Any, llm: ScriptedChat, **kw: Any) -> dict[str, Any]:
     kw.setdefault("extractor", PlainExtractor())
-    return await start_run(state, rt, llm=llm, search=FakeSearch(), tokens=TiktokenCounter(), **kw)
+    return await start_run(
+        state,
+        rt,
+        llm=llm,
+        search=SearchRouter({}, fallback=FakeSearch()),
+        tokens=TiktokenCounter(),
+        **kw,
+    )
 
 
 @pytest.mark.parametrize("topic", ["", "   ", "\n\t", "\x00\x07", None])

@@ -6,7 +6,8 @@ from langchain_core.messages import HumanMessage
 from deskresearch.errors import ConfigError, ModelCallError, ModelOutputError
 from deskresearch.nodes.keywords import Keywords
 from deskresearch.records import ModelSpec
-from deskresearch.services.llm import OpenAIChat, strip_reasoning
+from deskresearch.services.llm import OpenAIChat
+from deskresearch.services.structured import strip_reasoning
 from tests.support.fake_model import FakeModel, chat_over
 
 pytestmark = pytest.mark.anyio

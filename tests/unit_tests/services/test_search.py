@@ -69,7 +69,9 @@ async def test_corpus_search_ranks_files_by_bm25_and_carries_their_text(tmp_path
         "<html><title>Akkus</title><body>Lithium in Akkus</body></html>", encoding="utf-8"
     )
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 lithium")
-    (tmp_path / "d.pdf").write_bytes(make_pdf("Lithium report\nRecovery reached 80 percent.", "PDF title"))
+    (tmp_path / "d.pdf").write_bytes(
+        make_pdf("Lithium report\nRecovery reached 80 percent.", "PDF title")
+    )
     hits = await CorpusSearch().search(
         "lithium batteries?",
         max_results=5,

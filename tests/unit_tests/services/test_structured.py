@@ -77,7 +77,11 @@ async def test_auto_moves_on_when_an_answer_does_not_parse_and_counts_every_atte
     model.fail("Keywords", "malformed", "refusal")
     reply = await ask(model)
     assert reply.value.keywords
-    assert [method_of(r) for r in model.requests] == ["json_schema", "function_calling", "json_mode"]
+    assert [method_of(r) for r in model.requests] == [
+        "json_schema",
+        "function_calling",
+        "json_mode",
+    ]
     assert reply.usage["calls"] == 3, "the failed answers' tokens are counted too"
 
 

@@ -1,0 +1,110 @@
+"""Hostile responses of the loopback web: what real pages do to a fetcher, one path each.
+
+``PAGE_FAULTS`` maps a fault kind to the path that plays it, so the fault-injection suite can
+serve any page as any of them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import time
+import zlib
+from functools import cache
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from tests.support.engines import make_pdf
+
+PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+PDF_TEXT = (
+    "Battery recycling report 2024\n"
+    "Lithium recovery rates in European plants reached 80 percent.\n"
+    "Cobalt and nickel are recovered by hydrometallurgy."
+)
+HANG_S = 30.0  # longer than any page timeout a test sets
+
+PAGE_FAULTS = {
+    "http_404": "/status/404",
+    "http_500": "/status/500",
+    "timeout": "/hang",
+    "slow_drip": "/slow",
+    "huge": "/big",
+    "binary": "/binary",
+    "redirect_loop": "/loop/a",
+    "too_many_redirects": "/redirect/12/heise.de.lithium.html",
+    "gzip_bomb": "/gzip-bomb",
+    "broken_pdf": "/broken.pdf",
+    "captcha": "/pages/captcha.html",
+}
+
+
+@cache
+def _bomb() -> bytes:
+    zeros = bytes(1 << 20)
+    out = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip container
+    return b"".join(out.compress(zeros) for _ in range(200)) + out.flush()
+
+
+def _send(
+    h: BaseHTTPRequestHandler, status: int, data: bytes, ctype: str, **headers: str
+) -> None:
+    h.send_response(status)
+    h.send_header("Content-Type", ctype)
+    for name, value in headers.items():
+        h.send_header(name.replace("_", "-"), value)
+    h.send_header("Content-Length", str(len(data)))
+    h.end_headers()
+    h.wfile.write(data)
+
+
+def _redirect(h: BaseHTTPRequestHandler, target: str) -> None:
+    _send(h, 302, b"", "text/html", Location=target)
+
+
+def _stream(h: BaseHTTPRequestHandler, parts: int, part: bytes, pause_s: float) -> None:
+    """Send a body of unknown length piece by piece (no Content-Length)."""
+    h.send_response(200)
+    h.send_header("Content-Type", "text/html")
+    h.end_headers()
+    try:
+        for _ in range(parts):
+            h.wfile.write(part)
+            if pause_s:
+                h.wfile.flush()
+                time.sleep(pause_s)
+    except (BrokenPipeError, ConnectionResetError):
+        return
+
+
+def respond(h: BaseHTTPRequestHandler, path: str) -> bool:
+    """Serve ``path`` if it is a hostile one; return whether it was."""
+    if path.startswith("/status/"):
+        _send(h, int(path.removeprefix("/status/")), b'{"error": "as requested"}', "application/json")
+    elif path in ("/gzipped", "/gzip-bomb"):
+        # A real page gzipped, or 200 MB of zeros in ~200 KB: only a bounded inflate survives.
+        plain = (PAGES / "heise.de.lithium.html").read_bytes() if path == "/gzipped" else None
+        data = gzip.compress(plain) if plain else _bomb()
+        _send(h, 200, data, "text/html", Content_Encoding="gzip")
+    elif path == "/redirect-to":  # an absolute redirect, e.g. to another host
+        _redirect(h, parse_qs(urlsplit(h.path).query).get("url", [""])[0])
+    elif path.startswith("/redirect/"):
+        _, _, hops, rest = path.split("/", 3)
+        _redirect(h, f"/pages/{rest}" if int(hops) <= 0 else f"/redirect/{int(hops) - 1}/{rest}")
+    elif path in ("/loop/a", "/loop/b"):
+        _redirect(h, "/loop/b" if path == "/loop/a" else "/loop/a")
+    elif path in ("/report.pdf", "/broken.pdf"):
+        data = make_pdf(PDF_TEXT, "Battery recycling report")
+        _send(h, 200, data if path == "/report.pdf" else data[: len(data) // 3], "application/pdf")
+    elif path == "/binary":
+        _send(h, 200, bytes(range(256)) * 64, "application/octet-stream")
+    elif path == "/big":  # 60 MB without a length: only the byte cap stops the reader
+        _stream(h, 10_000, b"<p>" + b"lorem ipsum " * 500 + b"</p>", 0)
+    elif path == "/slow":  # a drip: each piece in time, the whole far too slow
+        _stream(h, 300, b"<p>drip</p>", 0.1)
+    elif path == "/hang":  # headers never come
+        time.sleep(HANG_S)
+        _send(h, 200, b"<html>too late</html>", "text/html")
+    else:
+        return False
+    return True
