@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.support.loopback import FakeWeb, serve
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+FAULT_SUMMARY = pytest.StashKey[str]()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Print the fault-injection suite's one-line summary at the end of the run."""
+    if line := config.stash.get(FAULT_SUMMARY, None):
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture

@@ -46,9 +46,7 @@ def _bomb() -> bytes:
     return b"".join(out.compress(zeros) for _ in range(200)) + out.flush()
 
 
-def _send(
-    h: BaseHTTPRequestHandler, status: int, data: bytes, ctype: str, **headers: str
-) -> None:
+def _send(h: BaseHTTPRequestHandler, status: int, data: bytes, ctype: str, **headers: str) -> None:
     h.send_response(status)
     h.send_header("Content-Type", ctype)
     for name, value in headers.items():
@@ -80,7 +78,9 @@ def _stream(h: BaseHTTPRequestHandler, parts: int, part: bytes, pause_s: float) 
 def respond(h: BaseHTTPRequestHandler, path: str) -> bool:
     """Serve ``path`` if it is a hostile one; return whether it was."""
     if path.startswith("/status/"):
-        _send(h, int(path.removeprefix("/status/")), b'{"error": "as requested"}', "application/json")
+        _send(
+            h, int(path.removeprefix("/status/")), b'{"error": "as requested"}', "application/json"
+        )
     elif path in ("/gzipped", "/gzip-bomb"):
         # A real page gzipped, or 200 MB of zeros in ~200 KB: only a bounded inflate survives.
         plain = (PAGES / "heise.de.lithium.html").read_bytes() if path == "/gzipped" else None

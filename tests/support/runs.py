@@ -9,6 +9,7 @@ from deskresearch import Context, build_graph
 from deskresearch.services.llm import OpenAIChat
 from deskresearch.services.search import SearchRouter
 from deskresearch.services.search_corpus import CorpusSearch
+from deskresearch.services.search_searxng import SearxngSearch
 from deskresearch.services.search_tavily import TavilySearch
 from tests.support.loopback import FakeWeb
 
@@ -18,9 +19,11 @@ LOOPBACK = "127.0.0.0/8"  # the loopback web; the fetcher refuses it unless allo
 def graph_for(web: FakeWeb, **kw: Any) -> Any:
     """The real graph: real ChatOpenAI and tavily-python, pointed at the loopback web."""
     llm = OpenAIChat(environ={"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1"})
-    search = SearchRouter(
-        {"tavily": TavilySearch(environ={"TAVILY_API_KEY": "tvly-test"}), "corpus": CorpusSearch()}
-    )
+    search = SearchRouter({
+        "tavily": TavilySearch(environ={"TAVILY_API_KEY": "tvly-test"}),
+        "searxng": SearxngSearch(),
+        "corpus": CorpusSearch(),
+    })  # fmt: skip
     return build_graph(llm=llm, search=search, **kw)
 
 
