@@ -39,7 +39,7 @@ TOPICS = [
 
 async def _one(params: dict[str, Any]) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
-    from tests.support.loopback import PAGES
+    from tests.support.hostile import PAGES
     from tests.support.runs import context_for, graph_for
 
     with web_process(params["latency"]) as (web, server_pid):

@@ -170,7 +170,7 @@ class FakeWeb:
                 {"title": e.title, "url": url, "content": e.snippet, "score": 1.0 - i / 100}
             )
         with self._lock:
-            self.returned.extend(r["url"] for r in results)
+            self.returned.extend(str(r["url"]) for r in results)
         return 200, {"query": query, "results": results, "response_time": 0.01}
 
 
