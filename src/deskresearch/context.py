@@ -20,6 +20,7 @@ from pydantic.dataclasses import dataclass
 from pydantic_core import ArgsKwargs
 
 from deskresearch.errors import ConfigError
+from deskresearch.providers import split_model
 from deskresearch.records import FetchLimits, ModelSpec, SearchSettings
 
 ENV_PREFIX = "DESKRESEARCH_"
@@ -45,7 +46,7 @@ class Context:
         str,
         Field(
             min_length=1,
-            description="Model for keywords, query planning, ranking and page summaries (cheap, many calls).",
+            description="Model for keywords, query planning, ranking and page summaries (cheap, many calls). provider:model picks a local server's usual URL: ollama:, vllm:, llamacpp:, lmstudio:, openai:.",
             json_schema_extra=_MODEL_PICKER,
         ),
     ] = "gpt-4o-mini"
@@ -53,7 +54,7 @@ class Context:
         str,
         Field(
             min_length=1,
-            description="Model that writes the final report (one call, long output).",
+            description="Model that writes the final report (one call, long output); provider:model as for summary_model.",
             json_schema_extra=_MODEL_PICKER,
         ),
     ] = "gpt-4o"
@@ -263,10 +264,11 @@ class Context:
         """Return the call settings for the report model."""
         return self._spec(self.report_model)
 
-    def _spec(self, model: str) -> ModelSpec:
+    def _spec(self, name: str) -> ModelSpec:
+        model, provider_url = split_model(name)
         return ModelSpec(
             model=model,
-            base_url=self.base_url,
+            base_url=self.base_url or provider_url,
             method=self.structured_output,
             timeout_s=self.model_timeout_s,
             max_concurrent=self.max_model_calls,

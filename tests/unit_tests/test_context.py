@@ -48,3 +48,14 @@ def test_resolve_reads_env_when_caller_passed_no_context(monkeypatch: pytest.Mon
 def test_resolve_validates_a_plain_dict_context() -> None:
     with pytest.raises(ConfigError, match="url_per_query"):
         resolve(Runtime(context={"url_per_query": 99}))  # type: ignore[arg-type]
+
+
+def test_provider_prefix_picks_the_servers_usual_url_and_base_url_still_wins() -> None:
+    ollama = Context(summary_model="ollama:llama3.1:8b").summary_spec()
+    assert (ollama.model, ollama.base_url) == ("llama3.1:8b", "http://localhost:11434/v1")
+    tagged = Context(summary_model="llama3.1:8b").summary_spec()
+    assert (tagged.model, tagged.base_url) == ("llama3.1:8b", "")
+    openai = Context(report_model="openai:gpt-4o").report_spec()
+    assert (openai.model, openai.base_url) == ("gpt-4o", "")
+    mine = Context(summary_model="vllm:Qwen/Qwen2.5-7B", base_url="http://gpu:9000/v1")
+    assert mine.summary_spec().base_url == "http://gpu:9000/v1"

@@ -55,7 +55,7 @@ def fit_results(groups: Sequence[tuple[str, Sequence[str]]], fits: Callable[[str
 
 def results_budget(ctx: Context, topic: str) -> int:
     """Tokens the results block may use: the window minus the rest of the prompt and the answer."""
-    window = ctx.summary_context_window or context_window(ctx.summary_model)
+    window = ctx.summary_context_window or context_window(ctx.summary_spec().model)
     frame = prompt.render(
         topic=topic, results="", max_queries=ctx.decomposition_nums, today=date.today()
     )

@@ -49,7 +49,7 @@ def block_reason(text: str, title: str, min_chars: int) -> str | None:
 
 def chunk_tokens(ctx: Context) -> int:
     """Tokens per chunk: what the summary model's window leaves, capped by max_chunk_tokens."""
-    window = ctx.summary_context_window or context_window(ctx.summary_model)
+    window = ctx.summary_context_window or context_window(ctx.summary_spec().model)
     return max(min(ctx.max_chunk_tokens, window - PROMPT_RESERVE - OUTPUT_RESERVE), 200)
 
 

@@ -1,0 +1,24 @@
+"""The ``provider:model`` form: ``ollama:llama3.1`` means that model on that server's usual port.
+
+Every provider here speaks the OpenAI API, so one client serves them all; the prefix only picks
+the base URL (an explicit ``base_url`` still wins). A prefix that is not a known provider is
+part of the model name (Ollama tags such as ``llama3.1:8b`` contain colons).
+"""
+
+from __future__ import annotations
+
+PROVIDERS: dict[str, str] = {
+    "openai": "",  # OPENAI_BASE_URL, else api.openai.com; needs OPENAI_API_KEY
+    "ollama": "http://localhost:11434/v1",
+    "vllm": "http://localhost:8000/v1",
+    "llamacpp": "http://localhost:8080/v1",
+    "lmstudio": "http://localhost:1234/v1",
+}
+
+
+def split_model(name: str) -> tuple[str, str]:
+    """Return ``(model, base_url)`` for ``name``; base_url is "" without a known provider prefix."""
+    prefix, sep, rest = name.partition(":")
+    if sep and rest and prefix.lower() in PROVIDERS:
+        return rest, PROVIDERS[prefix.lower()]
+    return name, ""
