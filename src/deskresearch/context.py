@@ -109,6 +109,14 @@ class Context:
             description="Retries one run may spend on all its model calls together; then failing calls fall back at once.",
         ),
     ] = 40
+    token_budget: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=100_000_000,
+            description="Tokens (in + out) the run may spend gathering; once reached it stops ranking and summarising and writes the report from what it has, saying so. 0: no budget.",
+        ),
+    ] = 0
     max_keywords: Annotated[
         int, Field(ge=1, le=10, description="Search keywords proposed for the topic (MetaGPT: 2).")
     ] = 2

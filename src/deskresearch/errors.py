@@ -4,7 +4,8 @@ DeskResearchError
 ├── ConfigError        a setting, input or credential is wrong; says which and how to fix it
 ├── ServiceError       an I/O service failed; ``transient`` says whether a retry may help
 │   ├── ModelCallError the model endpoint failed (HTTP 5xx/429, timeout, connection)
-│   │   └── ContextLengthError  the input is longer than the model's window (retry smaller)
+│   │   ├── ContextLengthError  the input is longer than the model's window (retry smaller)
+│   │   └── BudgetExhausted     the run's token budget is spent: no more gathering calls
 │   ├── SearchError    .backend, .query, .reason
 │   └── FetchError     .url, .reason ("timeout", "too_many_redirects", "not_html", "http_404", ...)
 └── ModelOutputError   the model answered, but not in the shape we asked for
@@ -61,6 +62,16 @@ class ModelCallError(ServiceError):
 
 class ContextLengthError(ModelCallError):
     """The prompt is longer than the model's context window; a shorter one may work."""
+
+
+BUDGET_REACHED = "token budget reached"
+
+
+class BudgetExhausted(ModelCallError):
+    """The run spent its token budget; calls that gather evidence are refused from now on."""
+
+    def __init__(self, budget: int, spent: int) -> None:
+        super().__init__(f"{BUDGET_REACHED} ({spent} of {budget} tokens): stopped gathering")
 
 
 class SearchError(ServiceError):

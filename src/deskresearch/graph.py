@@ -171,7 +171,7 @@ def build_graph(
 
     g = StateGraph(ResearchState, context_schema=Context, input_schema=ResearchInput, output_schema=ResearchOutput)
     g.add_node("start_run", partial(nodes.start_run, llm=svc.llm, search=svc.search,
-                                    extractor=svc.extractor, tokens=svc.tokens))
+                                    extractor=svc.extractor, tokens=svc.tokens, limiter=svc.limiter))
     g.add_node("generate_keywords", partial(nodes.generate_keywords, llm=svc.llm), retry_policy=TRANSIENT)
     g.add_node("keywords_fallback", nodes.keywords_fallback)
     g.add_node("search_keyword", partial(nodes.search_keyword, search=svc.search), input_schema=KeywordTask,

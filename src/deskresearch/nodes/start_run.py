@@ -13,6 +13,7 @@ from deskresearch.context import Context, resolve
 from deskresearch.errors import ConfigError
 from deskresearch.progress import emit
 from deskresearch.services.base import ChatService, ContentExtractor, SearchService, TokenCounter
+from deskresearch.services.limits import Limiter
 from deskresearch.state import ResearchInput
 
 MAX_TOPIC_CHARS = 2000
@@ -50,6 +51,7 @@ async def start_run(
     search: SearchService,
     extractor: ContentExtractor,
     tokens: TokenCounter,
+    limiter: Limiter | None = None,
 ) -> dict[str, Any]:
     """Check everything that can be checked before spending a token; reset reducer lists.
 
@@ -62,6 +64,8 @@ async def start_run(
     llm.check(ctx.summary_spec())
     llm.check(ctx.report_spec())
     search.check(ctx.search_settings())
+    if limiter is not None:  # a fresh retry and token meter for this run
+        limiter.start_run(ctx.token_budget)
     tokens.warm()
     extractor.warm()
     emit(runtime, "start_run", "started", topic=topic, language=language)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
@@ -24,6 +24,9 @@ from deskresearch.records import (
     Stage,
     Usage,
 )
+
+if TYPE_CHECKING:
+    from deskresearch.services.limits import Limiter
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -148,4 +151,5 @@ class Services:
     fetcher: PageFetcher
     extractor: ContentExtractor
     tokens: TokenCounter
+    limiter: Limiter
     rank_func: RankFunc | None = None

@@ -63,5 +63,6 @@ def default_services(
         fetcher=LimitedFetcher(fetcher or HttpFetcher(), limiter),
         extractor=extractor or TrafilaturaExtractor(),
         tokens=tokens or TiktokenCounter(),
+        limiter=limiter,
         rank_func=rank_func,
     )

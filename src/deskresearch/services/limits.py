@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
 from langchain_core.messages import BaseMessage
+from langgraph.config import get_config
 
-from deskresearch.records import FetchedPage, FetchLimits, ModelSpec, Stage
+from deskresearch.errors import BudgetExhausted, ModelOutputError
+from deskresearch.records import FetchedPage, FetchLimits, ModelSpec, Stage, Usage
 from deskresearch.services.base import ChatService, M, PageFetcher, Reply
+
+T = TypeVar("T")
 
 
 class Limiter:
@@ -33,7 +38,7 @@ class Limiter:
             asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]
         ] = WeakKeyDictionary()
         self._next: dict[str, float] = {}  # name → earliest monotonic time of the next request
-        self._retries: Counter[str] = Counter()  # run key → retries taken
+        self._runs: dict[str, RunMeter] = {}  # run key → what the run spent
 
     async def pace(self, name: str, per_second: float) -> None:
         """Wait for ``name``'s next request time: ``per_second`` spacing and any cool-down."""
@@ -47,11 +52,20 @@ class Limiter:
         """Hold every request to ``name`` back for ``seconds`` (a server's Retry-After)."""
         self._next[name] = max(self._next.get(name, 0.0), time.monotonic() + seconds)
 
-    def take_retry(self, run: str, cap: int) -> bool:
-        """Count one retry against ``run``'s budget; False once ``cap`` retries were taken."""
-        if self._retries[run] >= cap:
+    def start_run(self, token_budget: int) -> None:
+        """Open a fresh meter for the current run (start_run calls this)."""
+        self._runs[run_key()] = RunMeter(token_budget=token_budget)
+
+    def meter(self) -> RunMeter:
+        """Return the current run's meter."""
+        return self._runs.setdefault(run_key(), RunMeter())
+
+    def take_retry(self, cap: int) -> bool:
+        """Count one retry against the run's budget; False once ``cap`` retries were taken."""
+        meter = self.meter()
+        if meter.retries >= cap:
             return False
-        self._retries[run] += 1
+        meter.retries += 1
         return True
 
     @asynccontextmanager
@@ -61,6 +75,44 @@ class Limiter:
         sem = slots.setdefault((name, limit), asyncio.Semaphore(limit))
         async with sem:
             yield
+
+
+@dataclass
+class RunMeter:
+    """What one run spent: retries and tokens, against its budget (0: none)."""
+
+    token_budget: int = 0
+    tokens: int = 0
+    retries: int = 0
+
+    def charge(self, usage: Usage | None) -> None:
+        """Add a call's tokens."""
+        if usage:
+            self.tokens += usage["input_tokens"] + usage["output_tokens"]
+
+    def check(self, stage: Stage) -> None:
+        """Refuse a gathering call once the budget is spent (the report is always written)."""
+        if self.token_budget and stage in BUDGETED and self.tokens >= self.token_budget:
+            raise BudgetExhausted(self.token_budget, self.tokens)
+
+
+BUDGETED: frozenset[Stage] = frozenset({"rank_urls", "summarise_chunk", "reduce_page"})
+
+
+def run_key() -> str:
+    """Name the current run: its thread id (CLI, server), else the server's run id, else ""."""
+    try:
+        config = get_config()
+    except RuntimeError:  # called outside a graph run
+        return ""
+    configurable = config.get("configurable") or {}
+    metadata = config.get("metadata") or {}
+    return str(configurable.get("thread_id") or metadata.get("run_id") or "")
+
+
+def _estimate(messages: Sequence[BaseMessage]) -> int:
+    """A prompt's tokens, roughly (4 characters a token), before the server counts them."""
+    return sum(len(str(m.content)) for m in messages) // 4
 
 
 class LimitedChat:
@@ -77,20 +129,48 @@ class LimitedChat:
     async def structured(
         self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage
     ) -> Reply[M]:
-        """Call the inner service once a model slot is free and its pace allows."""
-        name = f"model {spec.base_url}"
-        async with self._limiter.slot(name, spec.max_concurrent):
-            await self._limiter.pace(name, spec.requests_per_s)
-            return await self.inner.structured(messages, schema, spec=spec, stage=stage)
+        """Call the inner service once a model slot is free, its pace allows and budget remains."""
+        return await self._metered(
+            lambda: self.inner.structured(messages, schema, spec=spec, stage=stage),
+            spec,
+            stage,
+            _estimate(messages),
+        )
 
     async def text(
         self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage
     ) -> Reply[str]:
-        """Call the inner service once a model slot is free and its pace allows."""
+        """Call the inner service once a model slot is free, its pace allows and budget remains."""
+        return await self._metered(
+            lambda: self.inner.text(messages, spec=spec, stage=stage),
+            spec,
+            stage,
+            _estimate(messages),
+        )
+
+    async def _metered(
+        self, call: Callable[[], Awaitable[Reply[T]]], spec: ModelSpec, stage: Stage, estimate: int
+    ) -> Reply[T]:
+        meter = self._limiter.meter()
         name = f"model {spec.base_url}"
         async with self._limiter.slot(name, spec.max_concurrent):
+            meter.check(stage)
+            # Calls in flight count at their estimated size, so parallel branches cannot all
+            # pass the check before the first one is charged.
+            meter.tokens += estimate
             await self._limiter.pace(name, spec.requests_per_s)
-            return await self.inner.text(messages, spec=spec, stage=stage)
+            try:
+                reply = await call()
+            except ModelOutputError as exc:  # the answer was useless, the tokens were spent
+                meter.tokens -= estimate
+                meter.charge(exc.usage)
+                raise
+            except BaseException:
+                meter.tokens -= estimate
+                raise
+        meter.tokens -= estimate
+        meter.charge(reply.usage)
+        return reply
 
 
 class LimitedFetcher:

@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from langchain_core.messages import BaseMessage
-from langgraph.config import get_config
 
 from deskresearch.errors import ModelCallError
 from deskresearch.records import ModelSpec, Stage
@@ -35,15 +34,6 @@ def backoff_delay(attempt: int, base_s: float, retry_after: float | None) -> flo
         return min(retry_after, MAX_DELAY_S) + random.uniform(0, base_s / 4)
     delay = min(base_s * 2.0 ** (attempt - 1), MAX_DELAY_S)
     return delay / 2 + random.uniform(0, delay / 2)
-
-
-def run_key() -> str:
-    """Name the current run for the retry budget: its thread id, else one shared key."""
-    try:
-        configurable = get_config().get("configurable") or {}
-    except RuntimeError:  # called outside a graph run
-        return ""
-    return str(configurable.get("thread_id") or "")
 
 
 class RetryingChat:
@@ -81,7 +71,7 @@ class RetryingChat:
                     raise
                 if attempt >= spec.max_attempts:
                     raise _final(exc, f"gave up after {attempt} attempts") from exc
-                if not self._limiter.take_retry(run_key(), spec.run_retries):
+                if not self._limiter.take_retry(spec.run_retries):
                     raise _final(exc, f"the run's {spec.run_retries} retries are spent") from exc
                 if exc.retry_after is not None:
                     self._limiter.cool_down(f"model {spec.base_url}", exc.retry_after)
