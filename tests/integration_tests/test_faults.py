@@ -130,3 +130,18 @@ async def test_a_page_that_instructs_the_model_changes_neither_format_nor_citati
     assert any("injected.html" in p["subject"] and "removed" in p["reason"] for p in flagged)
     injected = [s for s in out["sources"] if s["url"].endswith("/pages/injected.html")]
     assert injected and injected[0]["summary"] and PWNED not in injected[0]["summary"]
+
+
+async def test_a_provider_answering_30_percent_429s_still_completes() -> None:
+    web = FakeWeb()
+    web.model.chaos_rate, web.model.chaos_faults = 0.3, ("http_429",)
+    web.model.retry_after = "0.05"
+    with serve(web):
+        out = await graph_for(web).ainvoke(
+            {"topic": "EV battery recycling"}, context=context_for(web, retry_backoff_s=0.02)
+        )
+    assert out["status"] == "ok" and out["sources"]
+    calls = len(web.model.requests)
+    assert web.model.injected["http_429"] >= 3 and calls >= 15, (calls, web.model.injected)
+    refused = [p for p in out["provenance"] if "HTTP 429" in p["reason"]]
+    assert refused == [], "every 429 was retried away; none cost a result"

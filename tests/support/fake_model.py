@@ -85,6 +85,7 @@ class FakeModel:
     retry_after: str = "0"  # the Retry-After header sent with 429s
     chaos_rate: float = 0.0  # share of calls that get a random fault from CHAOS (seeded)
     chaos: random.Random = field(default_factory=lambda: random.Random(0))
+    chaos_faults: tuple[Fault, ...] = CHAOS  # what a chaotic call may get
     injected: Counter[str] = field(default_factory=Counter)  # faults served, by kind
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -96,7 +97,7 @@ class FakeModel:
         if self.faults[stage]:
             return self.faults[stage].pop(0)
         if self.chaos_rate and stage != AGENT_TOOL and self.chaos.random() < self.chaos_rate:
-            return self.chaos.choice(CHAOS)
+            return self.chaos.choice(self.chaos_faults)
         return ""
 
     def calls(self, stage: str) -> list[dict[str, Any]]:
