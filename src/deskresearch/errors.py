@@ -15,7 +15,9 @@ DeskResearchError
 
 from __future__ import annotations
 
-from deskresearch.records import Usage
+from collections.abc import Iterable
+
+from deskresearch.records import Provenance, Usage
 
 
 class DeskResearchError(Exception):
@@ -65,6 +67,11 @@ class ContextLengthError(ModelCallError):
 
 
 BUDGET_REACHED = "token budget reached"
+
+
+def budget_reached(provenance: Iterable[Provenance]) -> bool:
+    """Tell from a run's provenance whether its token budget refused a call."""
+    return any(BUDGET_REACHED in p["reason"] for p in provenance)
 
 
 class BudgetExhausted(ModelCallError):

@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from tests.support.engines import ddg_html, searxng_json
 from tests.support.fake_model import FakeModel, stage_of
-from tests.support.hostile import PAGE_FAULTS, PAGES, respond
+from tests.support.hostile import PAGE_FAULTS, PAGES, page_bytes, respond, send
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def default_catalogue() -> list[Entry]:
     real = sorted(
         p.name
         for p in PAGES.glob("*.html")
-        if p.name not in {"captcha.html", "empty.html", "offtopic.html", "injected.html"}
+        if p.name not in {"captcha.html", "empty.html", "offtopic.html"}
     )
     entries = [
         Entry(
@@ -183,14 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(
         self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
     ) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send(self, status, json.dumps(payload).encode(), "application/json", **(headers or {}))
 
     def _sse(self, completion: dict[str, Any]) -> None:
         """Send a completion as OpenAI's stream: content in word-sized deltas, then usage."""
@@ -249,12 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
         status, payload = web.search({"query": query, "max_results": 10, "engine": engine})
         if status != 200:
             return self._json(status, payload)
-        data = render(payload["results"])
-        self.send_response(200)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send(self, 200, render(payload["results"]), ctype)
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         path = self.path.split("?")[0]
@@ -268,15 +256,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault:
             respond(self, PAGE_FAULTS[fault])
         elif path.startswith("/pages/"):
-            file = PAGES / path.removeprefix("/pages/")
-            if not file.is_file():
+            data = page_bytes(path.removeprefix("/pages/"))
+            if data is None:
                 return self._json(404, {"error": "no such page"})
-            data = file.read_bytes()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send(self, 200, data, "text/html")
         elif respond(self, path):
             return
         else:

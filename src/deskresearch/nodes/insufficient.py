@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from deskresearch.context import Context
-from deskresearch.errors import BUDGET_REACHED
+from deskresearch.errors import budget_reached
 from deskresearch.progress import emit
 from deskresearch.state import ResearchState
 
@@ -39,7 +39,7 @@ def summary_of_attempts(state: ResearchState) -> str:
         "",
         "Try a broader or differently worded topic, another search backend, or check the network.",
     ]
-    if any(BUDGET_REACHED in p["reason"] for p in state["provenance"]):
+    if budget_reached(state["provenance"]):
         lines.append(
             "The run's token budget ran out before a page was summarised: raise token_budget."
         )

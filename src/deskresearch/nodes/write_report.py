@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 
 from deskresearch.citations import clean_citations, render_references, strip_model_references
 from deskresearch.context import Context, resolve
-from deskresearch.errors import BUDGET_REACHED
+from deskresearch.errors import budget_reached
 from deskresearch.progress import emit, note
 from deskresearch.prompts import write_report as prompt
 from deskresearch.services.base import ChatService
@@ -79,7 +79,7 @@ async def write_report(
         provenance.append(
             note("write_report", state["topic"], "flagged", f"no draft in {attempt} cited a source")
         )
-    if any(BUDGET_REACHED in p["reason"] for p in state["provenance"]):
+    if budget_reached(state["provenance"]):
         body = f"{BUDGET_NOTE.format(budget=ctx.token_budget, sources=len(sources))}\n\n{body}"
     if reply.truncated:
         body = f"{body}\n\n{TRUNCATED_NOTE}"

@@ -27,10 +27,10 @@ T = TypeVar("T")
 
 
 class Limiter:
-    """Named semaphores, pacing and cool-downs, one set per event loop.
+    """Named semaphores (one set per event loop), request pacing and cool-downs, run meters.
 
     asyncio primitives cannot cross event loops; the CLI runs one loop per run, a server one
-    loop for all, so "per loop" is "per run or per server", never shared across processes.
+    loop for all. Nothing here is shared across processes.
     """
 
     def __init__(self) -> None:
@@ -110,6 +110,11 @@ def run_key() -> str:
     return str(configurable.get("thread_id") or metadata.get("run_id") or "")
 
 
+def endpoint_name(spec: ModelSpec) -> str:
+    """The name one endpoint's slots, pace and cool-down are kept under."""
+    return f"model {spec.base_url}"
+
+
 def _estimate(messages: Sequence[BaseMessage]) -> int:
     """A prompt's tokens, roughly (4 characters a token), before the server counts them."""
     return sum(len(str(m.content)) for m in messages) // 4
@@ -152,23 +157,20 @@ class LimitedChat:
         self, call: Callable[[], Awaitable[Reply[T]]], spec: ModelSpec, stage: Stage, estimate: int
     ) -> Reply[T]:
         meter = self._limiter.meter()
-        name = f"model {spec.base_url}"
+        name = endpoint_name(spec)
         async with self._limiter.slot(name, spec.max_concurrent):
             meter.check(stage)
             # Calls in flight count at their estimated size, so parallel branches cannot all
             # pass the check before the first one is charged.
             meter.tokens += estimate
-            await self._limiter.pace(name, spec.requests_per_s)
             try:
+                await self._limiter.pace(name, spec.requests_per_s)
                 reply = await call()
             except ModelOutputError as exc:  # the answer was useless, the tokens were spent
-                meter.tokens -= estimate
                 meter.charge(exc.usage)
                 raise
-            except BaseException:
+            finally:
                 meter.tokens -= estimate
-                raise
-        meter.tokens -= estimate
         meter.charge(reply.usage)
         return reply
 

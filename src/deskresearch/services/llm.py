@@ -27,6 +27,7 @@ from deskresearch.prompts.common import JSON_MODE_INSTRUCTION
 from deskresearch.records import ModelSpec, Stage, Usage
 from deskresearch.services.base import M, Reply
 from deskresearch.services.structured import Method, methods_for, parse_tolerant, strip_reasoning
+from deskresearch.state import merge_usage
 
 NO_ENDPOINT = (
     "no model endpoint configured: set OPENAI_API_KEY to use OpenAI, or point at an "
@@ -44,17 +45,6 @@ def usage_of(message: Any, *, stage: Stage, model: str) -> Usage:
         input_tokens=int(meta.get("input_tokens", 0)),
         output_tokens=int(meta.get("output_tokens", 0)),
         calls=1,
-    )
-
-
-def merge_usage(usages: Sequence[Usage], *, stage: Stage, model: str) -> Usage:
-    """Add up the usage of several attempts at one answer."""
-    return Usage(
-        stage=stage,
-        model=model,
-        input_tokens=sum(u["input_tokens"] for u in usages),
-        output_tokens=sum(u["output_tokens"] for u in usages),
-        calls=sum(u["calls"] for u in usages),
     )
 
 
@@ -97,8 +87,10 @@ def retry_after(response: Any) -> float | None:
         value = headers.get("retry-after")
         if value is None:
             return None
-        if value.strip().replace(".", "", 1).isdigit():
-            return float(value)
+        try:
+            return max(0.0, float(value))
+        except ValueError:  # not seconds: an HTTP date
+            pass
         when = parsedate_to_datetime(value)
         return max(0.0, when.timestamp() - time.time())
     except (ValueError, TypeError, OverflowError):
@@ -182,10 +174,11 @@ class OpenAIChat:
                 spent += [exc.usage] if exc.usage else []
                 problems.append(f"{method}: {exc}")
                 continue
-            return Reply(value, merge_usage([*spent, usage], stage=stage, model=spec.model))
+            # Same stage and model for every attempt: the reducer adds them into one row.
+            return Reply(value, merge_usage([], [*spent, usage])[0])
         raise ModelOutputError(
             f"{stage}: {spec.model} gave no valid {schema.__name__}: " + "; ".join(problems),
-            usage=merge_usage(spent, stage=stage, model=spec.model) if spent else None,
+            usage=merge_usage([], spent)[0] if spent else None,
         )
 
     async def _structured_once(

@@ -18,7 +18,7 @@ from langchain_core.messages import BaseMessage
 from deskresearch.errors import ModelCallError
 from deskresearch.records import ModelSpec, Stage
 from deskresearch.services.base import ChatService, M, Reply
-from deskresearch.services.limits import Limiter
+from deskresearch.services.limits import Limiter, endpoint_name
 
 T = TypeVar("T")
 MAX_DELAY_S = 60.0
@@ -74,7 +74,7 @@ class RetryingChat:
                 if not self._limiter.take_retry(spec.run_retries):
                     raise _final(exc, f"the run's {spec.run_retries} retries are spent") from exc
                 if exc.retry_after is not None:
-                    self._limiter.cool_down(f"model {spec.base_url}", exc.retry_after)
+                    self._limiter.cool_down(endpoint_name(spec), exc.retry_after)
                 await asyncio.sleep(backoff_delay(attempt, spec.backoff_s, exc.retry_after))
                 attempt += 1
 

@@ -7,11 +7,30 @@ over travels with the result into provenance.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from deskresearch.errors import ConfigError, SearchError
-from deskresearch.records import SearchSettings
+from deskresearch.records import SearchHit, SearchSettings
 from deskresearch.services.base import SearchBackend, SearchResult
+
+
+def web_hits(
+    rows: Sequence[Any], *, max_results: int, url: str = "url", snippet: str = "content"
+) -> list[SearchHit]:
+    """Turn a web search API's result rows into SearchHits, keeping only http(s) results."""
+    hits = [
+        SearchHit(
+            url=str(r[url]),
+            title=str(r.get("title") or ""),
+            snippet=str(r.get(snippet) or ""),
+            raw_content=None,
+            content_type=None,
+        )
+        for r in rows
+        if isinstance(r, dict) and str(r.get(url) or "").startswith(("http://", "https://"))
+    ]
+    return hits[:max_results]
 
 
 class SearchRouter:

@@ -14,6 +14,7 @@ from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
 from deskresearch.errors import SearchError
 from deskresearch.records import SearchHit, SearchSettings
+from deskresearch.services.search import web_hits
 
 
 class DuckDuckGoSearch:
@@ -53,15 +54,4 @@ class DuckDuckGoSearch:
             if "no results" in str(exc).lower():
                 return []
             raise SearchError(self.name, query, str(exc), transient=True) from exc
-        return [
-            SearchHit(
-                url=str(row["href"]),
-                title=str(row.get("title") or ""),
-                snippet=str(row.get("body") or ""),
-                raw_content=None,
-                content_type=None,
-            )
-            for row in rows[:max_results]
-            if isinstance(row, dict)
-            and str(row.get("href") or "").startswith(("http://", "https://"))
-        ]
+        return web_hits(rows, max_results=max_results, url="href", snippet="body")

@@ -8,6 +8,7 @@ import httpx
 
 from deskresearch.errors import ConfigError, SearchError
 from deskresearch.records import SearchHit, SearchSettings
+from deskresearch.services.search import web_hits
 
 
 class SearxngSearch:
@@ -62,14 +63,4 @@ class SearxngSearch:
         results = data.get("results") if isinstance(data, dict) else None
         if not isinstance(results, list):
             raise SearchError(self.name, query, "answer has no results list")
-        return [
-            SearchHit(
-                url=str(r["url"]),
-                title=str(r.get("title") or ""),
-                snippet=str(r.get("content") or ""),
-                raw_content=None,
-                content_type=None,
-            )
-            for r in results
-            if isinstance(r, dict) and str(r.get("url") or "").startswith(("http://", "https://"))
-        ][:max_results]
+        return web_hits(results, max_results=max_results)

@@ -11,6 +11,7 @@ from tavily import errors as tavily_errors
 
 from deskresearch.errors import ConfigError, SearchError
 from deskresearch.records import SearchHit, SearchSettings
+from deskresearch.services.search import web_hits
 
 
 class TavilySearch:
@@ -85,17 +86,4 @@ class TavilySearch:
         results = data.get("results") if isinstance(data, dict) else None
         if not isinstance(results, list):
             raise SearchError(self.name, query, "answer has no results list")
-        hits: list[SearchHit] = []
-        for r in results[:max_results]:
-            if not isinstance(r, dict) or not r.get("url"):
-                continue
-            hits.append(
-                SearchHit(
-                    url=str(r["url"]),
-                    title=str(r.get("title") or ""),
-                    snippet=str(r.get("content") or ""),
-                    raw_content=None,
-                    content_type=None,
-                )
-            )
-        return hits
+        return web_hits(results, max_results=max_results)
