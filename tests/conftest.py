@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ import pytest
 from tests.support.loopback import FakeWeb, serve
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# Settings built at import time must not use the developer's cache either (see clean_environ).
+os.environ["DESKRESEARCH_CACHE"] = "false"
 
 
 FAULT_SUMMARY = pytest.StashKey[str]()
@@ -30,11 +33,11 @@ def anyio_backend() -> str:
 @pytest.fixture(autouse=True)
 def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees a real key, endpoint or setting from the developer's shell."""
-    import os
-
     for name in list(os.environ):
         if name.startswith(("DESKRESEARCH_", "OPENAI_", "TAVILY_", "LANGSMITH_", "LANGCHAIN_")):
             monkeypatch.delenv(name)
+    # No test reads or fills the developer's cache; cache tests turn it on with a tmp file.
+    monkeypatch.setenv("DESKRESEARCH_CACHE", "false")
 
 
 @pytest.fixture

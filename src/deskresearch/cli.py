@@ -77,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
         'JSON answer file (true, or {"drop_urls"|"keep_urls"|"drop_queries": [...]})',
     )
     parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the persistent cache of answers, searches and pages "
+        "(the same as --cache false)",
+    )
+    parser.add_argument(
         "--checkpoints",
         metavar="PATH_OR_URL",
         help="where runs are saved: a SQLite file, a postgresql:// URL, or 'memory' (no resume) "
@@ -223,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         overrides = {name: getattr(args, name) for name in field_names()}
         if args.review:
             overrides["review_plan"] = True
+        if args.no_cache:
+            overrides["cache"] = False
         result, ctx = asyncio.run(_session(args, overrides))
         if not result.get("status"):
             raise RuntimeError("the run ended without a result")
@@ -240,8 +248,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     usage = result.get("usage") or []
     tokens_in = sum(u["input_tokens"] for u in usage)
     tokens_out = sum(u["output_tokens"] for u in usage)
+    cached = sum(u.get("cached_calls", 0) for u in usage)
+    calls = f"model calls: {sum(u['calls'] for u in usage) + cached} ({cached} from the cache)"
     print(
-        f"sources: {len(result.get('sources') or [])}, tokens: {tokens_in} in / {tokens_out} out",
+        f"sources: {len(result.get('sources') or [])}, tokens: {tokens_in} in / {tokens_out} out, "
+        + calls,
         file=sys.stderr,
     )
     print(md)

@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from langgraph.runtime import Runtime
+from platformdirs import user_cache_dir
 from pydantic import Field, ValidationError, model_validator
 from pydantic.dataclasses import dataclass
 from pydantic_core import ArgsKwargs
 
 from deskresearch.errors import ConfigError
 from deskresearch.providers import split_model
-from deskresearch.records import FetchLimits, ModelSpec, SearchSettings
+from deskresearch.records import CachePolicy, FetchLimits, ModelSpec, SearchSettings
 
 ENV_PREFIX = "DESKRESEARCH_"
 BACKENDS = ("tavily", "duckduckgo", "searxng", "corpus")
@@ -227,6 +229,27 @@ class Context:
             ge=100, le=20_000, description="Target length of the report in words (MetaGPT: 2000)."
         ),
     ] = 2000
+    cache: Annotated[
+        bool,
+        Field(
+            description="Keep model answers, searches (per day) and pages in a persistent SQLite cache, so re-running a research costs no tokens and no fetches. false (--no-cache): neither read nor write it.",
+        ),
+    ] = True
+    cache_path: Annotated[
+        str,
+        Field(
+            max_length=4096,
+            description="The cache's SQLite file. Empty: cache.sqlite in your user cache folder.",
+        ),
+    ] = ""
+    cache_page_hours: Annotated[
+        float,
+        Field(
+            ge=0,
+            le=24 * 365,
+            description="Hours a cached page is used without asking its server; older copies are revalidated (ETag / Last-Modified) and re-read only when changed.",
+        ),
+    ] = 24.0
 
     @model_validator(mode="before")
     @classmethod
@@ -284,6 +307,7 @@ class Context:
             max_attempts=self.model_attempts,
             backoff_s=self.retry_backoff_s,
             run_retries=self.max_retries_per_run,
+            cache=self.cache_policy(),
         )
 
     def search_settings(self) -> SearchSettings:
@@ -294,6 +318,7 @@ class Context:
             corpus_dir=self.corpus_dir,
             searxng_url=self.searxng_url or os.environ.get("SEARXNG_URL", ""),
             timeout_s=self.search_timeout_s,
+            cache=self.cache_policy(),
         )
 
     def fetch_limits(self) -> FetchLimits:
@@ -305,7 +330,15 @@ class Context:
             max_concurrent=self.max_fetches,
             max_per_host=self.max_fetches_per_host,
             allow_hosts=tuple(h.strip() for h in self.allow_hosts.split(",") if h.strip()),
+            cache=self.cache_policy(),
         )
+
+    def cache_policy(self) -> CachePolicy | None:
+        """Return where the cache is and its page TTL, or None when the cache is off."""
+        if not self.cache:
+            return None
+        path = self.cache_path or str(Path(user_cache_dir("deskresearch")) / "cache.sqlite")
+        return CachePolicy(path=path, page_ttl_s=self.cache_page_hours * 3600)
 
 
 def search_chain(search: str, environ: Mapping[str, str]) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from deskresearch.records import Outcome, Provenance, Stage
+from deskresearch.records import Outcome, Provenance, Stage, Usage
 
 
 def emit(runtime: Runtime[Any], stage: Stage, event: str, **fields: Any) -> None:
@@ -20,3 +20,15 @@ def emit(runtime: Runtime[Any], stage: Stage, event: str, **fields: Any) -> None
 def note(stage: Stage, subject: str, outcome: Outcome, reason: str) -> Provenance:
     """Build one provenance record."""
     return Provenance(stage=stage, subject=subject, outcome=outcome, reason=reason)
+
+
+def cached_calls_note(stage: Stage, usage: list[Usage]) -> list[Provenance]:
+    """One ``cached`` line saying which model calls the cache answered (none: no line)."""
+    per_stage = {u["stage"]: u.get("cached_calls", 0) for u in usage if u.get("cached_calls")}
+    if not per_stage:
+        return []
+    cached = sum(per_stage.values())
+    total = cached + sum(u["calls"] for u in usage)
+    stages = ", ".join(f"{name} {n}" for name, n in per_stage.items())
+    reason = f"{cached} of {total} answers from the cache, no tokens spent ({stages})"
+    return [note(stage, "model calls", "cached", reason)]

@@ -7,7 +7,7 @@ server can store them); frozen dataclasses are per-run settings handed to servic
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -40,6 +40,7 @@ Outcome = Literal[
     "removed",  # a citation to an unknown source was removed from the report
     "flagged",  # the result needs a reader's caution (e.g. a report without citations)
     "skipped",  # chunks left out before any model call (no query term in them)
+    "cached",  # answered from the persistent cache: a search, a page, or the run's model calls
 ]
 
 Status = Literal["ok", "insufficient_evidence"]
@@ -71,7 +72,8 @@ class Usage(TypedDict):
     model: str
     input_tokens: int
     output_tokens: int
-    calls: int
+    calls: int  # calls sent to the model
+    cached_calls: NotRequired[int]  # calls answered from the cache (no tokens spent)
 
 
 class Source(TypedDict):
@@ -90,6 +92,14 @@ class Source(TypedDict):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CachePolicy:
+    """Where the persistent cache lives and how long a cached page is used unasked."""
+
+    path: str  # the SQLite file
+    page_ttl_s: float  # after this, a cached page is revalidated (ETag / Last-Modified)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ModelSpec:
     """Which model to call and how, for one call."""
 
@@ -102,6 +112,7 @@ class ModelSpec:
     max_attempts: int = 4  # per call, for 429/5xx/timeouts
     backoff_s: float = 1.0  # first retry delay; doubles per attempt, with jitter
     run_retries: int = 40  # retries one run may spend across all its calls
+    cache: CachePolicy | None = None  # None: answers are neither looked up nor stored
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,6 +124,7 @@ class SearchSettings:
     corpus_dir: str
     searxng_url: str
     timeout_s: float
+    cache: CachePolicy | None = None  # None: results are neither looked up nor stored
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,6 +137,15 @@ class FetchLimits:
     max_concurrent: int = 16  # pages read at once, across all branches
     max_per_host: int = 4  # pages read at once from one host
     allow_hosts: tuple[str, ...] = ()  # hosts/IPs/CIDRs readable although not public
+    cache: CachePolicy | None = None  # None: pages are neither looked up nor stored
+
+
+@dataclass(frozen=True, kw_only=True)
+class Validators:
+    """What a cached copy of a page was served with, for a conditional GET."""
+
+    etag: str = ""
+    last_modified: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,6 +156,11 @@ class FetchedPage:
     content_type: str
     body: bytes
     truncated: bool
+    etag: str = ""  # the server's validators, kept with a cached copy
+    last_modified: str = ""
+    not_modified: bool = False  # a conditional GET answered 304: body is empty
+    cached: Literal["", "hit", "revalidated"] = ""  # served from the cache (revalidated: 304)
+    read_on: str = ""  # ISO date the body was fetched, when it came from the cache
 
 
 @dataclass(frozen=True, kw_only=True)

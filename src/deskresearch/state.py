@@ -25,6 +25,8 @@ def merge_usage(left: list[Usage], right: list[Usage]) -> list[Usage]:
             row["input_tokens"] += u["input_tokens"]
             row["output_tokens"] += u["output_tokens"]
             row["calls"] += u["calls"]
+            if u.get("cached_calls"):
+                row["cached_calls"] = row.get("cached_calls", 0) + u["cached_calls"]
         else:
             merged[key] = Usage(**u)
     return list(merged.values())

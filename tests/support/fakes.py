@@ -19,6 +19,7 @@ from deskresearch.records import (
     SearchSettings,
     Stage,
     Usage,
+    Validators,
 )
 from deskresearch.services.base import M, Reply
 
@@ -106,7 +107,9 @@ class FakeFetcher:
         self.pages = pages
         self.fetched: list[str] = []
 
-    async def fetch(self, url: str, *, limits: FetchLimits) -> FetchedPage:
+    async def fetch(
+        self, url: str, *, limits: FetchLimits, validators: Validators | None = None
+    ) -> FetchedPage:
         self.fetched.append(url)
         page = self.pages.get(url, FetchError(url, "http_404"))
         if isinstance(page, FetchError):

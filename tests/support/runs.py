@@ -55,5 +55,6 @@ def loopback_env(web: FakeWeb, **extra: str) -> dict[str, str]:
         "DESKRESEARCH_ALLOW_HOSTS": LOOPBACK,
         "DESKRESEARCH_SEARCH": "tavily",
         "DESKRESEARCH_RETRY_BACKOFF_S": "0.05",
+        "DESKRESEARCH_CACHE": "false",
         **extra,
     }

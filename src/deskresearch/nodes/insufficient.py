@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from deskresearch.context import Context
 from deskresearch.errors import budget_reached
-from deskresearch.progress import emit
+from deskresearch.progress import cached_calls_note, emit
 from deskresearch.state import ResearchState
 
 _DROPPED = ("not_relevant", "blocked", "failed", "duplicate")
@@ -21,7 +21,11 @@ def summary_of_attempts(state: ResearchState) -> str:
         "No usable source survived, so no report was written: deskresearch does not write "
         "from the model's memory."
     )
-    issued = [p for p in state["provenance"] if p["outcome"] == "issued"]
+    issued = [
+        p
+        for p in state["provenance"]
+        if p["outcome"] == "issued" or p["outcome"] == "cached" and p["stage"].startswith("search")
+    ]
     lines += ["", "## Searches", ""]
     lines += [f"- {p['subject']} ({p['reason']})" for p in issued] or ["- none succeeded"]
     failed_searches = [
@@ -49,4 +53,9 @@ def summary_of_attempts(state: ResearchState) -> str:
 async def insufficient_evidence(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the insufficient-evidence result instead of a report."""
     emit(runtime, "insufficient_evidence", "finished")
-    return {"report": summary_of_attempts(state), "status": "insufficient_evidence", "sources": []}
+    return {
+        "report": summary_of_attempts(state),
+        "status": "insufficient_evidence",
+        "sources": [],
+        "provenance": cached_calls_note("insufficient_evidence", state.get("usage", [])),
+    }

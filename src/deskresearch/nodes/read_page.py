@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Any
+from typing import Any, NamedTuple
 
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
@@ -54,14 +54,21 @@ def chunk_tokens(ctx: Context) -> int:
 
 
 def _digest(
-    task: PageTask, *, text: str, title: str, site: str, published: str, origin: str
+    task: PageTask,
+    *,
+    text: str,
+    title: str,
+    site: str,
+    published: str,
+    origin: str,
+    date_read: str = "",
 ) -> PageDigest:
     return PageDigest(
         url=task["url"],
         title=title or task["title"],
         site=site,
         published=published,
-        date_read=date.today().isoformat(),
+        date_read=date_read or date.today().isoformat(),
         queries=task["queries"],
         text_hash=text_hash(text),
         origin=origin,
@@ -90,20 +97,38 @@ def snippet_fallback(task: PageTask, reason: str) -> dict[str, Any]:
     }
 
 
+class Read(NamedTuple):
+    """What reading one page gave."""
+
+    extracted: Extracted | None
+    crude: str  # visible text for the block check, when nothing could be extracted
+    origin: str  # page | corpus
+    cache_note: list[Provenance]  # a "cached" line when the body came from the cache
+    read_on: str  # ISO date the body was fetched
+
+
 async def _extract(
     task: PageTask, ctx: Context, fetcher: PageFetcher, extractor: ContentExtractor
-) -> tuple[Extracted | None, str, str]:
-    """Return (extracted, crude text for checks, origin); raises FetchError."""
-    if task["raw_content"] is not None:  # the backend already read it (a corpus file)
+) -> Read:
+    """Fetch (unless the backend already read it: a corpus file) and extract; raises FetchError."""
+    read_on, cache_note = date.today().isoformat(), []
+    if task["raw_content"] is not None:
         body: bytes | str = task["raw_content"]
         ctype, origin, url = task["content_type"] or "text/plain", "corpus", task["url"]
     else:
         fetched = await fetcher.fetch(task["url"], limits=ctx.fetch_limits())
         body, ctype, origin, url = fetched.body, fetched.content_type, "page", fetched.url
+        read_on = fetched.read_on or read_on
+        if fetched.cached == "hit":
+            why = f"page from the cache (fetched {read_on}; not downloaded again)"
+            cache_note = [note("read_page", task["url"], "cached", why)]
+        elif fetched.cached == "revalidated":
+            why = "page from the cache: the server answered 304 Not Modified"
+            cache_note = [note("read_page", task["url"], "cached", why)]
     extracted = await extractor.extract(body, url=url, content_type=ctype)
     raw = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     crude = visible_text(raw[:200_000]) if extracted is None else ""
-    return extracted, crude, origin
+    return Read(extracted, crude, origin, cache_note, read_on)
 
 
 async def read_page(
@@ -118,28 +143,35 @@ async def read_page(
     ctx = resolve(runtime)
     url = state["url"]
     try:
-        extracted, crude, origin = await _extract(state, ctx, fetcher, extractor)
+        read = await _extract(state, ctx, fetcher, extractor)
     except FetchError as exc:
         if exc.transient:
             raise  # the node's RetryPolicy retries; read_failed falls back after the last try
         update = snippet_fallback(state, f"fetch failed: {exc.reason}")
         emit(runtime, "read_page", "fallback", url=url, reason=exc.reason)
         return update
+    extracted = read.extracted
     if extracted is None:
-        reason = block_reason(crude, "", 0)
+        reason = block_reason(read.crude, "", 0)
         if reason:
             emit(runtime, "read_page", "rejected", url=url, reason=reason)
-            return {"chunks": [], "provenance": [note("read_page", url, "blocked", reason)]}
+            return {
+                "chunks": [],
+                "provenance": [*read.cache_note, note("read_page", url, "blocked", reason)],
+            }
         return snippet_fallback(state, "no main content could be extracted")
     reason = block_reason(extracted.text, extracted.title, ctx.min_page_chars)
     if reason:
         emit(runtime, "read_page", "rejected", url=url, reason=reason)
-        return {"chunks": [], "provenance": [note("read_page", url, "blocked", reason)]}
+        return {
+            "chunks": [],
+            "provenance": [*read.cache_note, note("read_page", url, "blocked", reason)],
+        }
     # Sentences that address the model are never facts: they do not reach any prompt. The rest
     # is read as data (the prompts say so), and the reader is told.
     text, removed = remove_injections(extracted.text)
     chunks = await tokens.split(text, max_tokens=chunk_tokens(ctx))
-    provenance: list[Provenance] = []
+    provenance: list[Provenance] = list(read.cache_note)
     marker = injection_marker(extracted.text)
     if marker:
         reason = (
@@ -162,7 +194,8 @@ async def read_page(
         title=extracted.title,
         site=extracted.site,
         published=extracted.published,
-        origin=origin,
+        origin=read.origin,
+        date_read=read.read_on,
     )
     emit(
         runtime,
@@ -170,8 +203,9 @@ async def read_page(
         "finished",
         url=url,
         chunks=len(chunks),
-        origin=origin,
+        origin=read.origin,
         skipped=len(skip),
+        cached=bool(read.cache_note),
     )
     return {"chunks": chunks, "page": page, "provenance": provenance}
 

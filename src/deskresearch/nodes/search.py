@@ -28,11 +28,23 @@ async def _search(
     result = await search.search(
         query, max_results=results_per_query(ctx), settings=ctx.search_settings()
     )
-    emit(runtime, stage, "finished", query=query, hits=len(result.hits), backend=result.backend)
+    emit(
+        runtime,
+        stage,
+        "finished",
+        query=query,
+        hits=len(result.hits),
+        backend=result.backend,
+        cached=result.cached,
+    )
     provenance = [
         note(stage, query, "fallback", f"passed over {why}") for why in result.passed_over
     ]
-    provenance.append(note(stage, query, "issued", f"{result.backend}: {len(result.hits)} results"))
+    found = f"{result.backend}: {len(result.hits)} results"
+    if result.cached:
+        provenance.append(note(stage, query, "cached", f"{found}, from today's cache (not sent)"))
+    else:
+        provenance.append(note(stage, query, "issued", found))
     return result.hits, provenance
 
 

@@ -10,10 +10,10 @@ from langgraph.runtime import Runtime
 from deskresearch.citations import clean_citations, render_references, strip_model_references
 from deskresearch.context import Context, resolve
 from deskresearch.errors import budget_reached
-from deskresearch.progress import emit, note
+from deskresearch.progress import cached_calls_note, emit, note
 from deskresearch.prompts import write_report as prompt
 from deskresearch.services.base import ChatService
-from deskresearch.state import ResearchState
+from deskresearch.state import ResearchState, merge_usage
 
 REPORT_ATTEMPTS = 2  # an uncited draft is retried once, then flagged
 BUDGET_NOTE = (
@@ -86,6 +86,9 @@ async def write_report(
         provenance.append(
             note("write_report", state["topic"], "flagged", "the model stopped at its output limit")
         )
+    provenance += cached_calls_note(
+        "write_report", merge_usage(state.get("usage", []), [reply.usage])
+    )
     emit(
         runtime, "write_report", "finished", cited=len(cleaned.cited), removed=len(cleaned.removed)
     )

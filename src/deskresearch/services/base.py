@@ -23,6 +23,7 @@ from deskresearch.records import (
     SearchSettings,
     Stage,
     Usage,
+    Validators,
 )
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ class SearchResult:
     hits: list[SearchHit]
     backend: str
     passed_over: tuple[str, ...] = ()
+    cached: bool = False  # today's stored result for the same query and chain
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,14 @@ class SearchService(Protocol):
 class PageFetcher(Protocol):
     """Reads a URL's bytes within limits. Raises FetchError."""
 
-    async def fetch(self, url: str, *, limits: FetchLimits) -> FetchedPage:
-        """Return the page body, cut at ``limits.max_bytes``."""
+    async def fetch(
+        self, url: str, *, limits: FetchLimits, validators: Validators | None = None
+    ) -> FetchedPage:
+        """Return the page body, cut at ``limits.max_bytes``.
+
+        With ``validators`` (a cached copy's ETag / Last-Modified) the request is conditional:
+        a 304 comes back as ``FetchedPage(not_modified=True)`` with an empty body.
+        """
         ...
 
 

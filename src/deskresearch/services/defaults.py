@@ -12,6 +12,8 @@ from deskresearch.services.base import (
     Services,
     TokenCounter,
 )
+from deskresearch.services.cache import CachedChat, CachedFetcher, CachedSearch
+from deskresearch.services.cache_store import CacheStore
 from deskresearch.services.extract import TrafilaturaExtractor
 from deskresearch.services.fetch import HttpFetcher
 from deskresearch.services.limits import LimitedChat, LimitedFetcher, Limiter
@@ -55,12 +57,14 @@ def default_services(
     before any key is configured, so nothing here may need one. Model calls and fetches, given
     or default, go through one Limiter (the Context's max_model_calls / max_fetches limits);
     model calls are retried by RetryingChat (Retry-After, backoff, the run's retry budget).
+    Answers, searches and pages go through the persistent cache when the run's Context has it.
     """
     limiter = Limiter()
+    store = CacheStore()  # outermost: a cache hit takes no slot, no retry and no budget
     return Services(
-        llm=RetryingChat(LimitedChat(llm or OpenAIChat(), limiter), limiter),
-        search=search_service(search),
-        fetcher=LimitedFetcher(fetcher or HttpFetcher(), limiter),
+        llm=CachedChat(RetryingChat(LimitedChat(llm or OpenAIChat(), limiter), limiter), store),
+        search=CachedSearch(search_service(search), store),
+        fetcher=CachedFetcher(LimitedFetcher(fetcher or HttpFetcher(), limiter), store),
         extractor=extractor or TrafilaturaExtractor(),
         tokens=tokens or TiktokenCounter(),
         limiter=limiter,

@@ -9,7 +9,7 @@ from urllib.parse import urljoin
 import httpx
 
 from deskresearch.errors import FetchError
-from deskresearch.records import FetchedPage, FetchLimits
+from deskresearch.records import FetchedPage, FetchLimits, Validators
 from deskresearch.services.netpolicy import check_target
 
 READABLE_TYPES = (
@@ -43,11 +43,15 @@ class HttpFetcher:
             )
         return self._client
 
-    async def fetch(self, url: str, *, limits: FetchLimits) -> FetchedPage:
+    async def fetch(
+        self, url: str, *, limits: FetchLimits, validators: Validators | None = None
+    ) -> FetchedPage:
         """Return the page at ``url``, following at most ``limits.max_redirects`` redirects.
 
         The whole read, redirects included, shares one deadline, so a server that drips bytes
         cannot hold a branch longer than ``limits.timeout_s``. Bodies stop at ``max_bytes``.
+        ``validators`` make the request conditional (If-None-Match / If-Modified-Since); a 304
+        returns ``not_modified=True`` and no body.
 
         Raises:
             FetchError: with reason timeout, too_many_redirects, http_<code>, not_html, network,
@@ -55,7 +59,7 @@ class HttpFetcher:
         """
         try:
             async with asyncio.timeout(limits.timeout_s):
-                return await self._follow(url, limits)
+                return await self._follow(url, limits, _conditional(validators))
         except TimeoutError:
             raise FetchError(url, f"timeout after {limits.timeout_s:g}s", transient=True) from None
         except httpx.TimeoutException:
@@ -65,12 +69,12 @@ class HttpFetcher:
         except httpx.InvalidURL as exc:
             raise FetchError(url, f"invalid URL: {exc}") from exc
 
-    async def _follow(self, url: str, limits: FetchLimits) -> FetchedPage:
+    async def _follow(self, url: str, limits: FetchLimits, headers: dict[str, str]) -> FetchedPage:
         current = url
         for _ in range(limits.max_redirects + 1):
             await check_target(current, limits.allow_hosts)  # the first URL and every redirect
             async with self.client.stream(
-                "GET", current, follow_redirects=False, timeout=limits.timeout_s
+                "GET", current, headers=headers, follow_redirects=False, timeout=limits.timeout_s
             ) as resp:
                 if resp.is_redirect:
                     location = resp.headers.get("location", "")
@@ -80,8 +84,22 @@ class HttpFetcher:
                         )
                     current = urljoin(current, location)
                     continue
+                if resp.status_code == 304 and headers:
+                    return FetchedPage(
+                        url=current, content_type="", body=b"", truncated=False, not_modified=True
+                    )
                 return await _read(url, current, resp, limits)
         raise FetchError(url, f"too_many_redirects (more than {limits.max_redirects})")
+
+
+def _conditional(validators: Validators | None) -> dict[str, str]:
+    """Request headers that let the server answer 304 for an unchanged cached copy."""
+    headers = {}
+    if validators and validators.etag:
+        headers["If-None-Match"] = validators.etag
+    if validators and validators.last_modified:
+        headers["If-Modified-Since"] = validators.last_modified
+    return headers
 
 
 async def _read(url: str, final_url: str, resp: httpx.Response, limits: FetchLimits) -> FetchedPage:
@@ -98,6 +116,8 @@ async def _read(url: str, final_url: str, resp: httpx.Response, limits: FetchLim
         content_type=content_type or "text/html",
         body=body,
         truncated=truncated,
+        etag=resp.headers.get("etag", ""),
+        last_modified=resp.headers.get("last-modified", ""),
     )
 
 

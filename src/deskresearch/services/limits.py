@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.config import get_config
 
 from deskresearch.errors import BudgetExhausted, ModelOutputError
-from deskresearch.records import FetchedPage, FetchLimits, ModelSpec, Stage, Usage
+from deskresearch.records import FetchedPage, FetchLimits, ModelSpec, Stage, Usage, Validators
 from deskresearch.services.base import ChatService, M, PageFetcher, Reply
 
 T = TypeVar("T")
@@ -182,7 +182,9 @@ class LimitedFetcher:
         self.inner = inner
         self._limiter = limiter
 
-    async def fetch(self, url: str, *, limits: FetchLimits) -> FetchedPage:
+    async def fetch(
+        self, url: str, *, limits: FetchLimits, validators: Validators | None = None
+    ) -> FetchedPage:
         """Fetch once both slots are free."""
         host = (urlsplit(url).hostname or "").lower()
         # Host slot first: a branch waiting for a busy host must not hold a global slot.
@@ -190,4 +192,4 @@ class LimitedFetcher:
             self._limiter.slot(f"host {host}", limits.max_per_host),
             self._limiter.slot("fetch", limits.max_concurrent),
         ):
-            return await self.inner.fetch(url, limits=limits)
+            return await self.inner.fetch(url, limits=limits, validators=validators)

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from deskresearch.context import Context
-from deskresearch.records import FetchedPage, FetchLimits, Stage
+from deskresearch.records import FetchedPage, FetchLimits, Stage, Validators
 from deskresearch.services.limits import LimitedFetcher, Limiter
 from tests.support.loopback import FakeWeb, Latency, serve
 from tests.support.runs import run
@@ -21,7 +21,9 @@ class SlowFetcher:
         self.now: Counter[str] = Counter()
         self.peak: Counter[str] = Counter()
 
-    async def fetch(self, url: str, *, limits: FetchLimits) -> FetchedPage:
+    async def fetch(
+        self, url: str, *, limits: FetchLimits, validators: Validators | None = None
+    ) -> FetchedPage:
         host = url.split("/")[2]
         for key in ("all", host):
             self.now[key] += 1

@@ -1,0 +1,228 @@
+"""The persistent cache as three service wrappers: model answers, searches, pages.
+
+A re-run of the same research costs no model tokens and no fetches: answers are kept by
+(endpoint, model, method, schema, messages), searches by (query, backend chain, day), pages by
+canonical URL. A page is used unasked for ``page_ttl_s``, then revalidated with a conditional
+GET (ETag / Last-Modified). Each wrapper sits outside the limiter, so a hit takes no slot, no
+retry and no budget; it is reported as ``cached_calls`` in usage and ``cached`` in provenance.
+The per-run ``CachePolicy`` (None: off) arrives inside the spec/settings/limits like every
+other per-run choice. LangGraph's own node cache was not used: a replayed node would replay
+its usage rows, counting tokens the re-run never spent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, date, datetime
+from typing import Any, Literal, TypeVar
+
+from langchain_core.messages import BaseMessage
+from pydantic import ValidationError
+
+from deskresearch.records import (
+    FetchedPage,
+    FetchLimits,
+    ModelSpec,
+    SearchSettings,
+    Stage,
+    Usage,
+    Validators,
+)
+from deskresearch.services.base import (
+    ChatService,
+    M,
+    PageFetcher,
+    Reply,
+    SearchResult,
+    SearchService,
+)
+from deskresearch.services.cache_store import CacheStore
+from deskresearch.urls import canonical_url
+
+T = TypeVar("T")
+
+
+def digest(*parts: Any) -> str:
+    """A stable key for JSON-able ``parts``."""
+    blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def answer_key(spec: ModelSpec, messages: Sequence[BaseMessage], schema: Any) -> str:
+    """Key a model call by what decides its answer (not by stage, timeouts or limits)."""
+    prompt = [(m.type, m.content) for m in messages]
+    return digest("answer", spec.base_url, spec.model, spec.method, schema, prompt)
+
+
+def hit_usage(stage: Stage, model: str) -> Usage:
+    """The usage row of a call answered from the cache: nothing spent."""
+    return Usage(stage=stage, model=model, input_tokens=0, output_tokens=0, calls=0, cached_calls=1)
+
+
+class CachedChat:
+    """A ChatService that answers repeated calls from the cache."""
+
+    def __init__(self, inner: ChatService, store: CacheStore) -> None:
+        self.inner = inner
+        self._store = store
+
+    def check(self, spec: ModelSpec) -> None:
+        """Open the cache file (a ConfigError names an unusable one), then check the model."""
+        if spec.cache:
+            self._store.open(spec.cache.path)
+        self.inner.check(spec)
+
+    async def structured(
+        self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage
+    ) -> Reply[M]:
+        """The cached answer for this call, else the model's (then kept)."""
+        return await self._cached(
+            spec,
+            stage,
+            answer_key(spec, messages, schema.model_json_schema()),
+            lambda: self.inner.structured(messages, schema, spec=spec, stage=stage),
+            load=schema.model_validate_json,
+            dump=lambda value: value.model_dump_json().encode(),
+        )
+
+    async def text(
+        self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage
+    ) -> Reply[str]:
+        """The cached answer for this call, else the model's (then kept)."""
+        return await self._cached(
+            spec,
+            stage,
+            answer_key(spec, messages, None),
+            lambda: self.inner.text(messages, spec=spec, stage=stage),
+            load=lambda raw: raw.decode(),
+            dump=lambda value: value.encode(),
+        )
+
+    async def _cached(
+        self,
+        spec: ModelSpec,
+        stage: Stage,
+        key: str,
+        call: Callable[[], Awaitable[Reply[T]]],
+        *,
+        load: Callable[[bytes], T],
+        dump: Callable[[T], bytes],
+    ) -> Reply[T]:
+        if spec.cache is None:
+            return await call()
+        entry = await self._store.get(spec.cache.path, "answer", key)
+        if entry is not None:
+            try:
+                value = load(entry.value)
+            except (ValidationError, UnicodeDecodeError):
+                pass  # kept by another version with another schema: ask again
+            else:
+                truncated = bool(entry.meta.get("truncated"))
+                return Reply(value, hit_usage(stage, spec.model), truncated=truncated)
+        reply = await call()
+        meta = {"model": spec.model, "stage": stage, "truncated": reply.truncated}
+        await self._store.put(spec.cache.path, "answer", key, dump(reply.value), meta)
+        return reply
+
+
+class CachedSearch:
+    """A SearchService that answers a query searched today from the cache."""
+
+    def __init__(self, inner: SearchService, store: CacheStore) -> None:
+        self.inner = inner
+        self._store = store
+
+    def check(self, settings: SearchSettings) -> None:
+        """Open the cache file, then check the chain."""
+        if settings.cache:
+            self._store.open(settings.cache.path)
+        self.inner.check(settings)
+
+    async def search(
+        self, query: str, *, max_results: int, settings: SearchSettings
+    ) -> SearchResult:
+        """Today's cached hits for this query and chain, else the chain's (then kept)."""
+        if settings.cache is None:
+            return await self.inner.search(query, max_results=max_results, settings=settings)
+        endpoints = (settings.tavily_base_url, settings.searxng_url)
+        day = datetime.now(UTC).date().isoformat()
+        key = digest("search", query, settings.backends, endpoints, max_results, day)
+        entry = await self._store.get(settings.cache.path, "search", key)
+        if entry is not None:
+            return SearchResult(json.loads(entry.value), entry.meta["backend"], cached=True)
+        result = await self.inner.search(query, max_results=max_results, settings=settings)
+        # Nothing found is not kept (the backend may have been throttled); local files are
+        # read fresh, since the folder may have changed.
+        if result.hits and result.backend != "corpus":
+            value = json.dumps(result.hits, ensure_ascii=False).encode()
+            await self._store.put(
+                settings.cache.path, "search", key, value, {"backend": result.backend}
+            )
+        return result
+
+
+class CachedFetcher:
+    """A PageFetcher that serves fresh cached pages and revalidates stale ones."""
+
+    def __init__(self, inner: PageFetcher, store: CacheStore) -> None:
+        self.inner = inner
+        self._store = store
+
+    async def fetch(
+        self, url: str, *, limits: FetchLimits, validators: Validators | None = None
+    ) -> FetchedPage:
+        """A cached copy younger than the TTL, else the server's answer (a 304 reuses the copy)."""
+        policy = limits.cache
+        if policy is None:
+            return await self.inner.fetch(url, limits=limits, validators=validators)
+        key = canonical_url(url)
+        entry = await self._store.get(policy.path, "page", key)
+        meta = entry.meta if entry else {}
+        # A copy cut at a smaller byte limit than this run's is not the page this run reads.
+        usable = entry is not None and (
+            not meta.get("truncated") or meta.get("max_bytes", 0) >= limits.max_bytes
+        )
+        if entry is not None and usable:
+            if time.time() - entry.stored < policy.page_ttl_s:
+                return _from_cache(entry.value, meta, "hit")
+            validators = Validators(
+                etag=meta.get("etag", ""), last_modified=meta.get("last_modified", "")
+            )
+        page = await self.inner.fetch(url, limits=limits, validators=validators)
+        if page.not_modified and entry is not None:
+            await self._store.touch(policy.path, "page", key)
+            return _from_cache(entry.value, meta, "revalidated")
+        await self._store.put(policy.path, "page", key, page.body, _page_meta(page, limits))
+        return page
+
+
+def _page_meta(page: FetchedPage, limits: FetchLimits) -> dict[str, Any]:
+    return {
+        "url": page.url,
+        "content_type": page.content_type,
+        "truncated": page.truncated,
+        "max_bytes": limits.max_bytes,
+        "etag": page.etag,
+        "last_modified": page.last_modified,
+        "read_on": date.today().isoformat(),
+    }
+
+
+def _from_cache(
+    body: bytes, meta: dict[str, Any], how: Literal["hit", "revalidated"]
+) -> FetchedPage:
+    # A revalidated copy is the page as the server has it today.
+    read_on = date.today().isoformat() if how == "revalidated" else meta.get("read_on", "")
+    return FetchedPage(
+        url=meta["url"],
+        content_type=meta["content_type"],
+        body=body,
+        truncated=bool(meta["truncated"]),
+        etag=meta.get("etag", ""),
+        last_modified=meta.get("last_modified", ""),
+        cached=how,
+        read_on=read_on,
+    )

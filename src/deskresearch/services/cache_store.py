@@ -1,0 +1,122 @@
+"""The persistent cache's storage: one SQLite file, one table of (kind, key) → bytes + metadata.
+
+SQLite because it is one file, needs no server, is safe for several processes at once (WAL) and
+ships with Python. Every call runs in a worker thread so a large page never blocks the event
+loop. A broken cache never breaks a run: after the file opened once (``open`` raises a
+ConfigError naming the fix when it cannot), read and write failures are logged and count as
+misses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from deskresearch.errors import ConfigError
+
+Kind = Literal["search", "page", "answer"]
+MAX_AGE_S = 30 * 24 * 3600  # entries unused this long are deleted when the file is opened
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value BLOB NOT NULL,
+    meta TEXT NOT NULL,
+    stored REAL NOT NULL,
+    PRIMARY KEY (kind, key)
+)
+"""
+log = logging.getLogger("deskresearch.cache")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cached value, what was kept with it, and when it was stored (Unix time)."""
+
+    value: bytes
+    meta: dict[str, Any]
+    stored: float
+
+
+class CacheStore:
+    """Opens each cache file once and serialises access to it (one connection per file)."""
+
+    def __init__(self) -> None:
+        self._dbs: dict[str, sqlite3.Connection] = {}
+        self._lock = threading.Lock()
+
+    def open(self, path: str) -> sqlite3.Connection:
+        """Open (creating, pruning) the cache file at ``path``.
+
+        Raises:
+            ConfigError: the file cannot be created or is not a SQLite database.
+        """
+        with self._lock:
+            if path in self._dbs:
+                return self._dbs[path]
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(path, timeout=10, check_same_thread=False)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(_SCHEMA)
+                db.execute("DELETE FROM entries WHERE stored < ?", (time.time() - MAX_AGE_S,))
+                db.commit()
+            except (OSError, sqlite3.Error) as exc:
+                raise ConfigError(
+                    f"the cache file {path} cannot be used ({exc}): delete it, point "
+                    "--cache-path elsewhere, or run with --no-cache"
+                ) from exc
+            self._dbs[path] = db
+            return db
+
+    async def get(self, path: str, kind: Kind, key: str) -> Entry | None:
+        """Return the entry stored under (``kind``, ``key``), or None."""
+        row = await self._run(
+            path,
+            "SELECT value, meta, stored FROM entries WHERE kind = ? AND key = ?",
+            (kind, key),
+        )
+        if row is None:
+            return None
+        value, meta, stored = row
+        return Entry(bytes(value), json.loads(meta), float(stored))
+
+    async def put(
+        self, path: str, kind: Kind, key: str, value: bytes, meta: dict[str, Any]
+    ) -> None:
+        """Store ``value`` under (``kind``, ``key``), replacing what was there."""
+        await self._run(
+            path,
+            "INSERT OR REPLACE INTO entries (kind, key, value, meta, stored) VALUES (?, ?, ?, ?, ?)",
+            (kind, key, value, json.dumps(meta), time.time()),
+        )
+
+    async def touch(self, path: str, kind: Kind, key: str) -> None:
+        """Mark an entry as fresh again (a page the server said was not modified)."""
+        await self._run(
+            path,
+            "UPDATE entries SET stored = ? WHERE kind = ? AND key = ?",
+            (time.time(), kind, key),
+        )
+
+    async def _run(self, path: str, sql: str, args: tuple[Any, ...]) -> Any:
+        return await asyncio.to_thread(self._execute, path, sql, args)
+
+    def _execute(self, path: str, sql: str, args: tuple[Any, ...]) -> Any:
+        try:
+            db = self.open(path)
+            with self._lock:
+                row = db.execute(sql, args).fetchone()
+                db.commit()
+            return row
+        except (ConfigError, sqlite3.Error) as exc:
+            log.warning("cache %s: %s (treated as a miss)", path, exc)
+            return None
