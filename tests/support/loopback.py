@@ -111,6 +111,8 @@ class FakeWeb:
     searches: list[dict[str, Any]] = field(default_factory=list)
     search_headers: list[dict[str, str]] = field(default_factory=list)
     returned: list[str] = field(default_factory=list)  # every result URL handed out
+    not_modified: Counter[str] = field(default_factory=Counter)  # pages answered 304
+    page_edits: dict[str, bytes] = field(default_factory=dict)  # path → bytes appended (new ETag)
     latency: Latency = field(default_factory=Latency)
     log: list[Call] = field(default_factory=list)
     traces: list[tuple[str, bytes]] = field(default_factory=list)  # what a LangSmith client sent
@@ -256,14 +258,34 @@ class _Handler(BaseHTTPRequestHandler):
         if fault:
             respond(self, PAGE_FAULTS[fault])
         elif path.startswith("/pages/"):
-            data = page_bytes(path.removeprefix("/pages/"))
-            if data is None:
-                return self._json(404, {"error": "no such page"})
-            send(self, 200, data, "text/html")
+            self._page(path)
         elif respond(self, path):
             return
         else:
             self._json(404, {"error": "not found"})
+
+    def _page(self, path: str) -> None:
+        """Serve a fixture page with ETag and Last-Modified; answer 304 when the copy is current."""
+        data = page_bytes(path.removeprefix("/pages/"))
+        if data is None:
+            return self._json(404, {"error": "no such page"})
+        edit = self.web.page_edits.get(path, b"")
+        data += edit
+        etag = f'"{zlib.crc32(data):08x}"'
+        modified = PAGE_EDITED if edit else PAGE_MODIFIED
+        asked_etag, asked_since = (
+            self.headers.get("If-None-Match"),
+            self.headers.get("If-Modified-Since"),
+        )
+        if asked_etag == etag or (asked_etag is None and asked_since == modified):
+            with self.web._lock:
+                self.web.not_modified[path] += 1
+            return send(self, 304, b"", "text/html", ETag=etag)
+        send(self, 200, data, "text/html", ETag=etag, Last_Modified=modified)
+
+
+PAGE_MODIFIED = "Mon, 02 Nov 2026 08:00:00 GMT"
+PAGE_EDITED = "Sat, 21 Nov 2026 08:00:00 GMT"
 
 
 @contextmanager

@@ -76,6 +76,10 @@ class HttpFetcher:
             async with self.client.stream(
                 "GET", current, headers=headers, follow_redirects=False, timeout=limits.timeout_s
             ) as resp:
+                if resp.status_code == 304 and headers:  # httpx counts 304 as a redirect
+                    return FetchedPage(
+                        url=current, content_type="", body=b"", truncated=False, not_modified=True
+                    )
                 if resp.is_redirect:
                     location = resp.headers.get("location", "")
                     if not location:
@@ -84,10 +88,6 @@ class HttpFetcher:
                         )
                     current = urljoin(current, location)
                     continue
-                if resp.status_code == 304 and headers:
-                    return FetchedPage(
-                        url=current, content_type="", body=b"", truncated=False, not_modified=True
-                    )
                 return await _read(url, current, resp, limits)
         raise FetchError(url, f"too_many_redirects (more than {limits.max_redirects})")
 
