@@ -30,6 +30,7 @@ def cli(
             "DESKRESEARCH_ALLOW_HOSTS": "127.0.0.0/8",
         }
     base_env["DESKRESEARCH_CHECKPOINTS"] = "memory"  # never the user's data folder
+    base_env["DESKRESEARCH_CACHE"] = "false"  # nor the user's cache
     base_env |= env or {}
     return subprocess.run(
         [sys.executable, "-m", "deskresearch", *args],

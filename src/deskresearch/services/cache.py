@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeVar
 from langchain_core.messages import BaseMessage
 from pydantic import ValidationError
 
+from deskresearch.errors import FetchError
 from deskresearch.records import (
     FetchedPage,
     FetchLimits,
@@ -165,7 +166,11 @@ class CachedSearch:
 
 
 class CachedFetcher:
-    """A PageFetcher that serves fresh cached pages and revalidates stale ones."""
+    """A PageFetcher that serves fresh cached pages and revalidates stale ones.
+
+    Pages that failed for good (404, not a page, redirect loops) are remembered for the same TTL;
+    transient failures (timeouts, 5xx) are not.
+    """
 
     def __init__(self, inner: PageFetcher, store: CacheStore) -> None:
         self.inner = inner
@@ -180,18 +185,26 @@ class CachedFetcher:
             return await self.inner.fetch(url, limits=limits, validators=validators)
         key = canonical_url(url)
         entry = await self._store.get(policy.path, "page", key)
+        fresh = entry is not None and time.time() - entry.stored < policy.page_ttl_s
         meta = entry.meta if entry else {}
+        if "error" in meta:  # a page that failed for good (404, not a page) is not asked again
+            if fresh:
+                raise FetchError(url, f"{meta['error']} (remembered from {meta['read_on']})")
+            entry = None
         # A copy cut at a smaller byte limit than this run's is not the page this run reads.
-        usable = entry is not None and (
-            not meta.get("truncated") or meta.get("max_bytes", 0) >= limits.max_bytes
-        )
-        if entry is not None and usable:
-            if time.time() - entry.stored < policy.page_ttl_s:
+        elif meta.get("truncated") and meta.get("max_bytes", 0) < limits.max_bytes:
+            entry = None
+        if entry is not None:
+            if fresh:
                 return _from_cache(entry.value, meta, "hit")
-            validators = Validators(
-                etag=meta.get("etag", ""), last_modified=meta.get("last_modified", "")
-            )
-        page = await self.inner.fetch(url, limits=limits, validators=validators)
+            validators = Validators(etag=meta["etag"], last_modified=meta["last_modified"])
+        try:
+            page = await self.inner.fetch(url, limits=limits, validators=validators)
+        except FetchError as exc:
+            if not exc.transient:
+                failed = {"error": exc.reason, "read_on": date.today().isoformat()}
+                await self._store.put(policy.path, "page", key, b"", failed)
+            raise
         if page.not_modified and entry is not None:
             await self._store.touch(policy.path, "page", key)
             return _from_cache(entry.value, meta, "revalidated")

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from deskresearch.errors import ConfigError
+from deskresearch.errors import ConfigError, FetchError
 from deskresearch.records import CachePolicy, FetchLimits, ModelSpec, SearchSettings, Validators
 from deskresearch.services import cache as cache_module
 from deskresearch.services.cache import CachedChat, CachedFetcher, CachedSearch
@@ -226,3 +226,27 @@ async def test_a_failing_cache_read_is_a_miss_not_a_failed_run(policy: CachePoli
     inner = ScriptedChat({"write_report": ["fresh"]})
     reply = await CachedChat(inner, store).text(ask("r"), spec=spec(policy), stage="write_report")
     assert reply.value == "fresh" and len(inner.calls) == 1
+
+
+async def test_a_page_that_failed_for_good_is_remembered_for_the_ttl(
+    web: FakeWeb, policy: CachePolicy
+) -> None:
+    fetcher = CachedFetcher(HttpFetcher(), CacheStore())
+    for _ in range(2):
+        with pytest.raises(FetchError, match="http_404"):
+            await fetcher.fetch(web.url("/status/404"), limits=limits(policy))
+    assert web.fetches["/status/404"] == 1
+    with pytest.raises(FetchError, match=r"http_404 \(remembered from"):
+        await fetcher.fetch(web.url("/status/404"), limits=limits(policy))
+    stale = dataclasses.replace(policy, page_ttl_s=0)
+    with pytest.raises(FetchError):
+        await fetcher.fetch(web.url("/status/404"), limits=limits(stale))
+    assert web.fetches["/status/404"] == 2
+
+
+async def test_a_transient_failure_is_not_remembered(web: FakeWeb, policy: CachePolicy) -> None:
+    fetcher = CachedFetcher(HttpFetcher(), CacheStore())
+    for _ in range(2):
+        with pytest.raises(FetchError, match="http_503"):
+            await fetcher.fetch(web.url("/status/503"), limits=limits(policy))
+    assert web.fetches["/status/503"] == 2
