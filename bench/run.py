@@ -14,9 +14,11 @@ import argparse
 import asyncio
 import json
 import resource
+import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -42,7 +44,7 @@ async def _one(params: dict[str, Any]) -> dict[str, Any]:
     from tests.support.hostile import PAGES
     from tests.support.runs import context_for, graph_for
 
-    with web_process(params["latency"]) as (web, server_pid):
+    with web_process(params["latency"], params.get("port", 0)) as (web, server_pid):
         graph = graph_for(web, max_concurrency=params["max_concurrency"])
         start = time.perf_counter()
         out = await graph.ainvoke(
@@ -61,6 +63,7 @@ async def _one(params: dict[str, Any]) -> dict[str, Any]:
         "bound_s": bound,
         "ratio": wall / bound if bound else 0.0,
         "model_calls": sum(u["calls"] for u in usage),
+        "cached_calls": sum(u.get("cached_calls", 0) for u in usage),
         "calls_by_stage": {u["stage"]: u["calls"] for u in usage},
         "tokens_in": tokens_in,
         "tokens_out": sum(u["output_tokens"] for u in usage),
@@ -152,6 +155,21 @@ def _topics(base: dict[str, Any], n: int) -> None:
     print("max fetches of one URL:", max(r["max_fetches_per_url"] for r in results))
 
 
+def _cached(base: dict[str, Any], n: int) -> None:
+    """Each topic run twice against one cache file (two processes, as two CLI runs)."""
+    print(HEADER)
+    for topic in TOPICS[:n]:
+        with tempfile.TemporaryDirectory() as tmp, socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))  # one port for both runs: URLs are cache keys
+            port = probe.getsockname()[1]
+            probe.close()
+            ctx = {"cache": True, "cache_path": str(Path(tmp) / "cache.sqlite")}
+            for label in ("first run", "re-run"):
+                r = run_isolated({**base, "topic": topic, "port": port, "context": ctx})
+                print(_row({**r, "label": f"{topic[:30]}: {label}"}), flush=True)
+        print(f"model calls answered from the cache on the re-run: {r['cached_calls']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the benchmark tables."""
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
@@ -166,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--scale", action="store_true", help="grow queries × urls × chunks")
     mode.add_argument("--limits", action="store_true", help="vary the explicit call limits")
+    mode.add_argument("--cached", action="store_true", help="each topic twice, with the cache")
     args = p.parse_args(argv)
     if args.one:
         print(json.dumps(asyncio.run(_one(json.loads(args.one)))))
@@ -181,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         _scale(base)
     elif args.limits:
         _limits(base)
+    elif args.cached:
+        _cached(base, args.topics)
     else:
         _topics(base, args.topics)
     return 0

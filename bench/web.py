@@ -17,20 +17,20 @@ ROOT = Path(__file__).resolve().parents[1]
 HOSTS = 4  # loopback hosts the pages are spread over (per-host fetch limits apply per host)
 
 
-def _serve_web(latency: dict[str, float], conn: Connection) -> None:
+def _serve_web(latency: dict[str, float], port: int, conn: Connection) -> None:
     """Child process: serve a FakeWeb until told to stop, then send back what it saw."""
     sys.path.insert(0, str(ROOT))
     from tests.support.loopback import FakeWeb, Latency, serve
 
-    with serve(FakeWeb(latency=Latency(**latency), hosts=HOSTS)) as web:
+    with serve(FakeWeb(latency=Latency(**latency), hosts=HOSTS, port=port)) as web:
         conn.send(web.port)
         conn.recv()
         conn.send((web.log, dict(web.fetches)))
 
 
 @contextmanager
-def web_process(latency: dict[str, float]) -> Iterator[tuple[FakeWeb, int]]:
-    """A FakeWeb served from its own process, and that process's pid.
+def web_process(latency: dict[str, float], port: int = 0) -> Iterator[tuple[FakeWeb, int]]:
+    """A FakeWeb served from its own process (on ``port``; 0: a free one), and its pid.
 
     Its CPU work (tokenising, JSON, HTML) would otherwise compete with the graph for this
     process's GIL, which no real provider does. Its log arrives when the block ends.
@@ -39,7 +39,7 @@ def web_process(latency: dict[str, float]) -> Iterator[tuple[FakeWeb, int]]:
 
     spawn = mp.get_context("spawn")
     parent, child = spawn.Pipe()
-    proc = spawn.Process(target=_serve_web, args=(latency, child), daemon=True)
+    proc = spawn.Process(target=_serve_web, args=(latency, port, child), daemon=True)
     proc.start()
     web = FakeWeb(hosts=HOSTS)
     web.port = parent.recv()

@@ -293,7 +293,7 @@ def serve(web: FakeWeb | None = None) -> Iterator[FakeWeb]:
     """Run a FakeWeb on a free loopback port for the duration of the block."""
     web = web or FakeWeb()
     handler = type("Handler", (_Handler,), {"web": web})
-    servers = [ThreadingHTTPServer(("127.0.0.1", 0), handler)]
+    servers = [ThreadingHTTPServer(("127.0.0.1", web.port), handler)]  # 0: a free port
     web.port = servers[0].server_address[1]
     # The whole of 127/8 is loopback on Linux: extra hosts share the port, not the address.
     servers += [

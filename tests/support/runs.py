@@ -31,6 +31,7 @@ def context_for(web: FakeWeb, **kw: Any) -> Context:
     kw.setdefault("allow_hosts", LOOPBACK)
     kw.setdefault("search", "tavily")  # never "auto": it could pick the real DuckDuckGo
     kw.setdefault("retry_backoff_s", 0.05)  # the fake model's 429s/500s need no real patience
+    kw.setdefault("cache", False)  # tests (and bench) measure real work unless they ask for it
     return Context(tavily_base_url=web.base, **kw)
 
 
