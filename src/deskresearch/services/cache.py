@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime
@@ -55,7 +56,8 @@ def digest(*parts: Any) -> str:
 def answer_key(spec: ModelSpec, messages: Sequence[BaseMessage], schema: Any) -> str:
     """Key a model call by what decides its answer (not by stage, timeouts or limits)."""
     prompt = [(m.type, m.content) for m in messages]
-    return digest("answer", spec.base_url, spec.model, spec.method, schema, prompt)
+    endpoint = spec.base_url or os.environ.get("OPENAI_BASE_URL", "")  # as OpenAIChat picks it
+    return digest("answer", endpoint, spec.model, spec.method, schema, prompt)
 
 
 def hit_usage(stage: Stage, model: str) -> Usage:

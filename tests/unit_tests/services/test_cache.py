@@ -250,3 +250,13 @@ async def test_a_transient_failure_is_not_remembered(web: FakeWeb, policy: Cache
         with pytest.raises(FetchError, match="http_503"):
             await fetcher.fetch(web.url("/status/503"), limits=limits(policy))
     assert web.fetches["/status/503"] == 2
+
+
+async def test_answers_from_another_endpoint_are_not_reused(
+    policy: CachePolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = CachedChat(ScriptedChat({"write_report": ["ollama", "vllm"]}), CacheStore())
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
+    await chat.text(ask("r"), spec=spec(policy), stage="write_report")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:8000/v1")
+    assert (await chat.text(ask("r"), spec=spec(policy), stage="write_report")).value == "vllm"
