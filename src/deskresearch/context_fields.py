@@ -1,0 +1,261 @@
+"""The fields of ``deskresearch.context.Context``, in groups (each with its Studio description).
+
+``Context`` inherits them all; dataclass inheritance puts the last-listed base's fields first, so
+``Context(CacheFields, PageFields, SearchFields, PlanFields, ModelFields)`` shows models first.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+from pydantic.dataclasses import dataclass
+
+BACKENDS = ("tavily", "duckduckgo", "searxng", "corpus")
+_NAME = "(" + "|".join(BACKENDS) + ")"
+SEARCH_CHAIN = rf"^\s*(auto|{_NAME}(\s*,\s*{_NAME})*)\s*$"
+_MODEL_PICKER = {"__template_metadata__": {"kind": "llm"}}  # Studio shows a model picker
+
+
+@dataclass(kw_only=True, frozen=True)
+class ModelFields:
+    """The report's language and length; the models and how they are called."""
+
+    language: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=64,
+            description="Report language: a code or a name (en-us, zh-cn, German). Passed to every writing prompt.",
+        ),
+    ] = "en-us"
+    report_words: Annotated[
+        int,
+        Field(
+            ge=100, le=20_000, description="Target length of the report in words (MetaGPT: 2000)."
+        ),
+    ] = 2000
+    summary_model: Annotated[
+        str,
+        Field(
+            min_length=1,
+            description="Model for keywords, query planning, ranking and page summaries (cheap, many calls). provider:model picks a local server's usual URL: ollama:, vllm:, llamacpp:, lmstudio:, openai:.",
+            json_schema_extra=_MODEL_PICKER,
+        ),
+    ] = "gpt-4o-mini"
+    report_model: Annotated[
+        str,
+        Field(
+            min_length=1,
+            description="Model that writes the final report (one call, long output); provider:model as for summary_model.",
+            json_schema_extra=_MODEL_PICKER,
+        ),
+    ] = "gpt-4o"
+    base_url: Annotated[
+        str,
+        Field(
+            description="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 for Ollama. Empty: OPENAI_BASE_URL, else api.openai.com."
+        ),
+    ] = ""
+    structured_output: Annotated[
+        Literal["auto", "json_schema", "function_calling", "json_mode", "text"],
+        Field(
+            description="How structured answers are requested. auto: json_schema, then function_calling, json_mode and JSON found in plain text, remembering what the server rejects; any other value uses that method only."
+        ),
+    ] = "auto"
+    model_timeout_s: Annotated[
+        float, Field(gt=0, le=1800, description="Seconds one model call may take.")
+    ] = 120.0
+    max_model_calls: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=256,
+            description="Model calls in flight at once per endpoint, across all branches of a run.",
+        ),
+    ] = 8
+    model_requests_per_s: Annotated[
+        float,
+        Field(
+            ge=0,
+            le=1000,
+            description="Model requests started per second per endpoint, across all branches (0: no pacing). Set it to your provider's rate limit.",
+        ),
+    ] = 0.0
+    model_attempts: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=10,
+            description="Attempts per model call on HTTP 429/5xx or timeouts (Retry-After honoured, else exponential backoff with jitter).",
+        ),
+    ] = 4
+    retry_backoff_s: Annotated[
+        float,
+        Field(ge=0, le=60, description="Delay before the first retry; doubles per attempt."),
+    ] = 1.0
+    max_retries_per_run: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=1000,
+            description="Retries one run may spend on all its model calls together; then failing calls fall back at once.",
+        ),
+    ] = 40
+    token_budget: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=100_000_000,
+            description="Tokens (in + out) the run may spend gathering; once reached it stops ranking and summarising and writes the report from what it has, saying so. 0: no budget.",
+        ),
+    ] = 0
+
+
+@dataclass(kw_only=True, frozen=True)
+class PlanFields:
+    """How much is searched: keywords, queries, pages per query, the plan review."""
+
+    max_keywords: Annotated[
+        int, Field(ge=1, le=10, description="Search keywords proposed for the topic (MetaGPT: 2).")
+    ] = 2
+    max_output_retries: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=5,
+            description="Extra attempts when the model's keywords are malformed, before falling back to the topic.",
+        ),
+    ] = 1
+    decomposition_nums: Annotated[
+        int,
+        Field(ge=1, le=20, description="Research queries planned from the keywords (MetaGPT: 4)."),
+    ] = 4
+    url_per_query: Annotated[
+        int,
+        Field(ge=1, le=20, description="Pages kept per research query after ranking (MetaGPT: 4)."),
+    ] = 4
+    review_plan: Annotated[
+        bool,
+        Field(
+            description="Pause after ranking to show the queries and pages for review (interrupt); resume to accept, trim or drop them.",
+        ),
+    ] = False
+
+
+@dataclass(kw_only=True, frozen=True)
+class SearchFields:
+    """Which search backends, in which order, and where they live."""
+
+    search: Annotated[
+        str,
+        Field(
+            pattern=SEARCH_CHAIN,
+            description="Search backends in the order tried, comma-separated: tavily (TAVILY_API_KEY), duckduckgo (no key), searxng (searxng_url), corpus (corpus_dir). The next is tried when one fails or finds nothing. auto: tavily,duckduckgo with a Tavily key, else duckduckgo.",
+        ),
+    ] = "auto"
+    tavily_base_url: Annotated[
+        str,
+        Field(
+            min_length=1, description="Tavily API base URL (a self-hosted proxy or a test server)."
+        ),
+    ] = "https://api.tavily.com"
+    corpus_dir: Annotated[
+        str, Field(description="Folder of .md/.txt/.html files searched when search=corpus.")
+    ] = ""
+    searxng_url: Annotated[
+        str,
+        Field(
+            max_length=2000,
+            description="Base URL of a SearxNG instance with its JSON API on (e.g. http://localhost:8888). Empty: SEARXNG_URL.",
+        ),
+    ] = ""
+    search_timeout_s: Annotated[
+        float, Field(gt=0, le=300, description="Seconds one search request may take.")
+    ] = 30.0
+
+
+@dataclass(kw_only=True, frozen=True)
+class PageFields:
+    """How pages are read and cut into chunks."""
+
+    max_fetches: Annotated[
+        int, Field(ge=1, le=256, description="Pages read at once, across all branches of a run.")
+    ] = 16
+    max_fetches_per_host: Annotated[
+        int, Field(ge=1, le=64, description="Pages read at once from one host (politeness).")
+    ] = 4
+    allow_hosts: Annotated[
+        str,
+        Field(
+            max_length=2000,
+            description="Comma-separated hosts, IPs or CIDR ranges the fetcher may read although they are loopback or private (e.g. intranet.example,10.0.0.0/8). Empty: public addresses only.",
+        ),
+    ] = ""
+    page_timeout_s: Annotated[
+        float, Field(gt=0, le=300, description="Seconds to read one page, redirects included.")
+    ] = 20.0
+    max_page_bytes: Annotated[
+        int,
+        Field(
+            ge=10_000, le=100_000_000, description="Bytes read per page; longer pages are cut here."
+        ),
+    ] = 5_000_000
+    max_redirects: Annotated[
+        int, Field(ge=0, le=20, description="Redirects followed per page.")
+    ] = 5
+    min_page_chars: Annotated[
+        int,
+        Field(
+            ge=0, le=10_000, description="Pages whose main text is shorter are rejected as empty."
+        ),
+    ] = 200
+    max_chunk_tokens: Annotated[
+        int,
+        Field(
+            ge=200,
+            le=200_000,
+            description="Upper bound on tokens per summarised chunk; the summary model's window may lower it.",
+        ),
+    ] = 6000
+    skip_unrelated_chunks: Annotated[
+        bool,
+        Field(
+            description="Skip a page's chunks that share no word with the queries while its other chunks do (no model call; recorded in provenance).",
+        ),
+    ] = True
+    summary_context_window: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=10_000_000,
+            description="Context window of the summary model in tokens; 0 = known from its name, else 8192.",
+        ),
+    ] = 0
+
+
+@dataclass(kw_only=True, frozen=True)
+class CacheFields:
+    """The persistent cache."""
+
+    cache: Annotated[
+        bool,
+        Field(
+            description="Keep model answers, searches (per day) and pages in a persistent SQLite cache, so re-running a research costs no tokens and no fetches. false (--no-cache): neither read nor write it.",
+        ),
+    ] = True
+    cache_path: Annotated[
+        str,
+        Field(
+            max_length=4096,
+            description="The cache's SQLite file. Empty: cache.sqlite in your user cache folder.",
+        ),
+    ] = ""
+    cache_page_hours: Annotated[
+        float,
+        Field(
+            ge=0,
+            le=24 * 365,
+            description="Hours a cached page is used without asking its server; older copies are revalidated (ETag / Last-Modified) and re-read only when changed.",
+        ),
+    ] = 24.0
