@@ -95,6 +95,7 @@ class Context(CacheFields, PageFields, SearchFields, PlanFields, ModelFields):
             max_attempts=self.model_attempts,
             backoff_s=self.retry_backoff_s,
             run_retries=self.max_retries_per_run,
+            token_budget=self.token_budget,
             cache=self.cache_policy(),
         )
 

@@ -112,6 +112,7 @@ class ModelSpec:
     max_attempts: int = 4  # per call, for 429/5xx/timeouts
     backoff_s: float = 1.0  # first retry delay; doubles per attempt, with jitter
     run_retries: int = 40  # retries one run may spend across all its calls
+    token_budget: int = 0  # tokens the run may spend on gathering calls (0: no budget)
     cache: CachePolicy | None = None  # None: answers are neither looked up nor stored
 
 

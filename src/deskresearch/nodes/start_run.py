@@ -65,7 +65,7 @@ async def start_run(
     llm.check(ctx.report_spec())
     search.check(ctx.search_settings())
     if limiter is not None:  # a fresh retry and token meter for this run
-        limiter.start_run(ctx.token_budget)
+        limiter.start_run()
     tokens.warm()
     extractor.warm()
     emit(runtime, "start_run", "started", topic=topic, language=language)

@@ -52,9 +52,9 @@ class Limiter:
         """Hold every request to ``name`` back for ``seconds`` (a server's Retry-After)."""
         self._next[name] = max(self._next.get(name, 0.0), time.monotonic() + seconds)
 
-    def start_run(self, token_budget: int) -> None:
+    def start_run(self) -> None:
         """Open a fresh meter for the current run (start_run calls this)."""
-        self._runs[run_key()] = RunMeter(token_budget=token_budget)
+        self._runs[run_key()] = RunMeter()
 
     def meter(self) -> RunMeter:
         """Return the current run's meter."""
@@ -79,9 +79,8 @@ class Limiter:
 
 @dataclass
 class RunMeter:
-    """What one run spent: retries and tokens, against its budget (0: none)."""
+    """What one run spent in this process: retries and tokens."""
 
-    token_budget: int = 0
     tokens: int = 0
     retries: int = 0
 
@@ -90,10 +89,14 @@ class RunMeter:
         if usage:
             self.tokens += usage["input_tokens"] + usage["output_tokens"]
 
-    def check(self, stage: Stage) -> None:
-        """Refuse a gathering call once the budget is spent (the report is always written)."""
-        if self.token_budget and stage in BUDGETED and self.tokens >= self.token_budget:
-            raise BudgetExhausted(self.token_budget, self.tokens)
+    def check(self, stage: Stage, budget: int) -> None:
+        """Refuse a gathering call once ``budget`` (0: none) is spent; the report is always written.
+
+        The budget travels with each call (ModelSpec), so a run resumed in a new process, whose
+        start_run step is not replayed, still has one (counted afresh there).
+        """
+        if budget and stage in BUDGETED and self.tokens >= budget:
+            raise BudgetExhausted(budget, self.tokens)
 
 
 BUDGETED: frozenset[Stage] = frozenset({"rank_urls", "summarise_chunk", "reduce_page"})
@@ -159,7 +162,7 @@ class LimitedChat:
         meter = self._limiter.meter()
         name = endpoint_name(spec)
         async with self._limiter.slot(name, spec.max_concurrent):
-            meter.check(stage)
+            meter.check(stage, spec.token_budget)
             # Calls in flight count at their estimated size, so parallel branches cannot all
             # pass the check before the first one is charged.
             meter.tokens += estimate

@@ -4,10 +4,14 @@ import asyncio
 from collections import Counter
 
 import pytest
+from langchain_core.messages import HumanMessage
 
 from deskresearch.context import Context
+from deskresearch.errors import BudgetExhausted
+from deskresearch.nodes.rank_urls import Ranking
 from deskresearch.records import FetchedPage, FetchLimits, Stage, Validators
-from deskresearch.services.limits import LimitedFetcher, Limiter
+from deskresearch.services.limits import LimitedChat, LimitedFetcher, Limiter
+from tests.support.fakes import ScriptedChat
 from tests.support.loopback import FakeWeb, Latency, serve
 from tests.support.runs import run
 
@@ -77,3 +81,16 @@ def test_limits_come_from_the_context() -> None:
     assert ctx.summary_spec().max_concurrent == 3
     limits = ctx.fetch_limits()
     assert (limits.max_concurrent, limits.max_per_host) == (5, 1)
+
+
+async def test_the_token_budget_travels_with_each_call() -> None:
+    """A run resumed in a new process does not replay start_run: its calls still carry the budget."""
+    chat = LimitedChat(ScriptedChat({"rank_urls": [Ranking(indices=[0])] * 3}), Limiter())
+    spec = Context(token_budget=5).summary_spec()
+    assert spec.token_budget == 5
+    first = await chat.structured([HumanMessage("q")], Ranking, spec=spec, stage="rank_urls")
+    assert first.usage["input_tokens"] + first.usage["output_tokens"] >= 5
+    with pytest.raises(BudgetExhausted):
+        await chat.structured([HumanMessage("q")], Ranking, spec=spec, stage="rank_urls")
+    unbudgeted = Context(token_budget=0).summary_spec()
+    await chat.structured([HumanMessage("q")], Ranking, spec=unbudgeted, stage="rank_urls")
