@@ -175,3 +175,24 @@ async def test_text_without_a_declared_charset_is_decoded_right(
         body.encode(charset), url="http://x.example/", content_type=content_type
     )
     assert page is not None and "Ökobilanz" in page.text and "größere" in page.text
+
+
+@pytest.mark.parametrize(
+    ("declared", "actual"),
+    [
+        ("iso-8859-1", "utf-8"),
+        ("utf-8", "latin-1"),
+        ("windows-1252", "utf-8"),
+        ("shift_jis", "utf-8"),
+    ],
+)
+async def test_a_wrongly_declared_charset_does_not_garble_the_text(
+    declared: str, actual: str
+) -> None:
+    text = "Die Ökobilanz der Akkus hängt vom Strommix ab; größere Anlagen wären nötig. " * 8
+    head = f'<head><meta charset="{declared}"></head>'
+    body = f"<html>{head}<body><article><p>{text}</p></article></body></html>".encode(actual)
+    page = await TrafilaturaExtractor(WorkerPool(workers=0)).extract(
+        body, url="http://x.example/", content_type="text/html"
+    )
+    assert page is not None and "Ökobilanz" in page.text and "größere Anlagen wären" in page.text
