@@ -185,3 +185,26 @@ async def test_review_plan_pauses_a_served_run_and_the_sdk_resumes_it(server: st
         )
     assert isinstance(out, dict) and out["status"] == "ok"
     assert pages[0] not in {s["url"] for s in out["sources"]}
+
+
+async def test_a_served_run_uses_the_cache_without_blocking_the_server(
+    server: str, tmp_path: Path
+) -> None:
+    """The server forbids blocking I/O in the event loop: the cache must work under its guard."""
+    context: dict[str, Any] = {"cache": True, "cache_path": str(tmp_path / "cache.sqlite")}
+    outs = []
+    async with get_client(url=server) as client:
+        for _ in range(2):
+            thread = await client.threads.create()
+            out = await client.runs.wait(
+                thread["thread_id"],
+                "researcher",
+                input={"topic": "Night trains in Europe"},
+                context=context,
+            )
+            assert isinstance(out, dict) and out.get("status") == "ok", out
+            outs.append(out)
+    first, second = outs
+    calls = sum(u["calls"] for u in first["usage"])
+    assert sum(u.get("cached_calls", 0) for u in second["usage"]) == calls
+    assert second["report"] == first["report"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import unicodedata
 from typing import Any
@@ -43,6 +44,13 @@ def clean_topic(topic: object) -> str:
     return text
 
 
+def _check(ctx: Context, llm: ChatService, search: SearchService) -> None:
+    """Raise ConfigError for a setting that cannot work, before any model call."""
+    llm.check(ctx.summary_spec())
+    llm.check(ctx.report_spec())
+    search.check(ctx.search_settings())
+
+
 async def start_run(
     state: ResearchInput,
     runtime: Runtime[Context],
@@ -61,9 +69,9 @@ async def start_run(
     ctx = resolve(runtime)
     topic = clean_topic(state.get("topic"))
     language = " ".join(str(state.get("language") or ctx.language).split()) or ctx.language
-    llm.check(ctx.summary_spec())
-    llm.check(ctx.report_spec())
-    search.check(ctx.search_settings())
+    # Checks may touch files (the cache, a corpus folder): off the event loop, whose blocking
+    # guard under `langgraph dev` would otherwise fail the run.
+    await asyncio.to_thread(_check, ctx, llm, search)
     if limiter is not None:  # a fresh retry and token meter for this run
         limiter.start_run()
     tokens.warm()
