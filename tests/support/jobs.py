@@ -10,3 +10,17 @@ def die() -> None:
 
 def double(n: int) -> int:
     return n * 2
+
+
+def hang(seconds: float = 3600.0) -> None:
+    """Hold the worker the way a pathological page in a slow parser would."""
+    import time
+
+    time.sleep(seconds)
+
+
+def slow_double(n: int, seconds: float) -> int:
+    import time
+
+    time.sleep(seconds)
+    return n * 2

@@ -10,7 +10,7 @@ import trafilatura
 from deskresearch.errors import FetchError
 from deskresearch.pdf import pdf_text
 from deskresearch.records import Extracted
-from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool
+from deskresearch.services.workers import WorkerCrashed, WorkerPool, WorkerTimeout, shared_pool
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -71,9 +71,14 @@ def extract_sync(body: bytes | str, *, url: str, content_type: str) -> Extracted
 class TrafilaturaExtractor:
     """Runs trafilatura off the event loop, in the worker pool."""
 
-    def __init__(self, pool: WorkerPool | None = None) -> None:
-        """``pool``: where extraction runs (default: the process-wide shared pool)."""
+    def __init__(self, pool: WorkerPool | None = None, *, deadline_s: float = 60.0) -> None:
+        """``pool``: where extraction runs (default: the process-wide shared pool).
+
+        ``deadline_s``: seconds one page may take; a page past it is dropped with that reason
+        and its worker killed, so a pathological page can neither hang the run nor hold a worker.
+        """
         self.pool = pool or shared_pool()
+        self.deadline_s = deadline_s
 
     def warm(self) -> None:
         """Start the workers now; returns at once."""
@@ -89,6 +94,11 @@ class TrafilaturaExtractor:
             FetchError: the worker died on this page (a hostile page must not end the run).
         """
         try:
-            return await self.pool.run(extract_sync, body, url=url, content_type=content_type)
+            return await self.pool.run(
+                extract_sync, body, url=url, content_type=content_type, deadline_s=self.deadline_s
+            )
         except WorkerCrashed:
             raise FetchError(url, "the extractor crashed on this page", transient=False) from None
+        except WorkerTimeout:
+            reason = f"extraction took longer than {self.deadline_s:g}s (its worker was restarted)"
+            raise FetchError(url, reason, transient=False) from None

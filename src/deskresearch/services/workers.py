@@ -30,6 +30,17 @@ class WorkerCrashed(Exception):
     """A worker process died while running a job (the pool is replaced for the next job)."""
 
 
+class WorkerTimeout(Exception):
+    """A job ran past its deadline; its worker was killed and the pool replaced."""
+
+
+class _Ticket:
+    """One job's fate, shared by the awaiting coroutine and the thread that hands it over."""
+
+    abandoned = False  # its caller gave up (deadline): never run it again
+    retried = False  # it was resubmitted once after another job's worker was killed
+
+
 def _exit_with_parent(parent: int) -> None:
     """Exit when the process that started us is gone (killed with SIGKILL, it cannot say so)."""
     while os.getppid() == parent:
@@ -63,6 +74,7 @@ class WorkerPool:
         self.workers = min(2, os.cpu_count() or 1) if workers is None else workers
         self._pool: Executor | None = None
         self._warmed: Executor | None = None
+        self._killed: set[int] = set()  # ids of pools killed on purpose (a job's deadline)
         self._lock = threading.Lock()
         # Starting processes and handing them jobs writes to pipes: blocking calls that must
         # not run on the event loop (`langgraph dev` rejects them). These threads do it.
@@ -100,24 +112,54 @@ class WorkerPool:
         """Start the workers now, so the first page does not wait for them; returns at once."""
         self._hands.submit(self._warm)
 
-    def _call(self, job: Callable[[], T]) -> T:
-        pool = self._executor()
-        try:
-            return pool.submit(job).result()
-        except BrokenProcessPool:
-            with self._lock:
-                if self._pool is pool:
-                    self._pool = None
-            raise WorkerCrashed(getattr(getattr(job, "func", job), "__name__", "job")) from None
+    def _call(self, job: Callable[[], T], ticket: _Ticket) -> T:
+        while True:
+            pool = self._executor()
+            try:
+                return pool.submit(job).result()
+            except BrokenProcessPool:
+                with self._lock:
+                    if self._pool is pool:
+                        self._pool = None
+                    killed = id(pool) in self._killed
+            # A job that only shared a pool with one past its deadline runs again, once.
+            if not killed or ticket.abandoned or ticket.retried:
+                name = getattr(getattr(job, "func", job), "__name__", "job")
+                raise WorkerCrashed(name) from None
+            ticket.retried = True
 
-    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    def _kill(self) -> None:
+        """Kill the current pool's workers (a job is stuck in one); the next job starts anew."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+            if pool is not None:
+                self._killed.add(id(pool))
+        if isinstance(pool, ProcessPoolExecutor):
+            # Python 3.14 has pool.kill_workers(); before it, the processes are only reachable
+            # through this private dict.
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.kill()
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)  # a stuck thread cannot be killed
+
+    async def run(
+        self, fn: Callable[..., T], *args: Any, deadline_s: float | None = None, **kwargs: Any
+    ) -> T:
         """Run ``fn(*args, **kwargs)`` in a worker (``fn`` must be a module-level function).
 
         Raises:
             WorkerCrashed: the worker died on this job.
+            WorkerTimeout: the job ran past ``deadline_s``; its worker was killed.
         """
-        job = partial(fn, *args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(self._hands, self._call, job)
+        job, ticket = partial(fn, *args, **kwargs), _Ticket()
+        loop = asyncio.get_running_loop()
+        handed = loop.run_in_executor(self._hands, self._call, job, ticket)
+        try:
+            return await asyncio.wait_for(handed, deadline_s)
+        except TimeoutError:
+            ticket.abandoned = True
+            await loop.run_in_executor(self._hands, self._kill)
+            raise WorkerTimeout(getattr(fn, "__name__", "job")) from None
 
     def close(self) -> None:
         """Stop the workers (they also stop when this process exits)."""

@@ -1,3 +1,5 @@
+import asyncio
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,7 +16,7 @@ from deskresearch.services.tokens import (
     encoding,
     seed_tiktoken_cache,
 )
-from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool
+from deskresearch.services.workers import WorkerCrashed, WorkerPool, WorkerTimeout, shared_pool
 from tests.support import jobs
 
 T = TypeVar("T")
@@ -101,6 +103,34 @@ async def test_a_crashed_worker_is_reported_and_the_pool_recovers() -> None:
         assert await pool.run(jobs.double, 21) == 42
     finally:
         pool.close()
+
+
+async def test_a_job_past_its_deadline_frees_its_worker_and_spares_its_neighbours() -> None:
+    pool = WorkerPool(workers=2)
+    try:
+        await pool.run(jobs.double, 1)  # the workers are up
+        neighbour = asyncio.ensure_future(pool.run(jobs.slow_double, 4, 1.5))
+        started = time.monotonic()
+        with pytest.raises(WorkerTimeout):
+            await pool.run(jobs.hang, deadline_s=0.5)
+        assert time.monotonic() - started < 5
+        # The neighbour's worker was killed with the stuck one: it ran again, once, and finished.
+        assert await neighbour == 8
+        assert await pool.run(jobs.double, 21, deadline_s=30) == 42
+    finally:
+        pool.close()
+
+
+class HangingPool(WorkerPool):
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        raise WorkerTimeout(fn.__name__)
+
+
+async def test_a_page_past_the_extraction_deadline_is_a_fetch_error() -> None:
+    with pytest.raises(FetchError, match=r"extraction took longer than 60s"):
+        await TrafilaturaExtractor(HangingPool()).extract(
+            b"<p>x</p>", url="u", content_type="text/html"
+        )
 
 
 class CrashingPool(WorkerPool):
