@@ -7,7 +7,7 @@ errors into ``deskresearch.errors`` at this boundary, so nodes never import http
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
@@ -70,6 +70,53 @@ class ChatService(Protocol):
     ) -> Reply[str]:
         """Return the answer as text, reasoning blocks removed."""
         ...
+
+
+@dataclass(frozen=True)
+class ChatCall:
+    """One model call, as a ChatLayer sees it."""
+
+    messages: Sequence[BaseMessage]
+    schema: type[BaseModel] | None  # None: a free-text answer
+    spec: ModelSpec
+    stage: Stage
+
+
+class ChatLayer:
+    """A ChatService around another that adds one concern (limits, retries, the cache).
+
+    Subclasses implement ``around``: what happens around the inner call, the same for
+    structured and text answers.
+    """
+
+    def __init__(self, inner: ChatService) -> None:
+        self.inner = inner
+
+    def check(self, spec: ModelSpec) -> None:
+        """Delegate the configuration check."""
+        self.inner.check(spec)
+
+    async def structured(
+        self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage
+    ) -> Reply[M]:
+        """The inner service's answer, with this layer's concern around it."""
+        return await self.around(
+            lambda: self.inner.structured(messages, schema, spec=spec, stage=stage),
+            ChatCall(messages, schema, spec, stage),
+        )
+
+    async def text(
+        self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage
+    ) -> Reply[str]:
+        """The inner service's answer, with this layer's concern around it."""
+        return await self.around(
+            lambda: self.inner.text(messages, spec=spec, stage=stage),
+            ChatCall(messages, None, spec, stage),
+        )
+
+    async def around(self, call: Callable[[], Awaitable[Reply[T]]], request: ChatCall) -> Reply[T]:
+        """Run ``call`` (the inner service's answer to ``request``)."""
+        raise NotImplementedError
 
 
 class SearchBackend(Protocol):

@@ -18,10 +18,10 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from langchain_core.messages import BaseMessage
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from deskresearch.errors import FetchError
 from deskresearch.records import (
@@ -34,8 +34,9 @@ from deskresearch.records import (
     Validators,
 )
 from deskresearch.services.base import (
+    ChatCall,
+    ChatLayer,
     ChatService,
-    M,
     PageFetcher,
     Reply,
     SearchResult,
@@ -65,11 +66,11 @@ def hit_usage(stage: Stage, model: str) -> Usage:
     return Usage(stage=stage, model=model, input_tokens=0, output_tokens=0, calls=0, cached_calls=1)
 
 
-class CachedChat:
+class CachedChat(ChatLayer):
     """A ChatService that answers repeated calls from the cache."""
 
     def __init__(self, inner: ChatService, store: CacheStore) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self._store = store
 
     def check(self, spec: ModelSpec) -> None:
@@ -78,56 +79,28 @@ class CachedChat:
             self._store.open(spec.cache.path)
         self.inner.check(spec)
 
-    async def structured(
-        self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage
-    ) -> Reply[M]:
-        """The cached answer for this call, else the model's (then kept)."""
-        return await self._cached(
-            spec,
-            stage,
-            answer_key(spec, messages, schema.model_json_schema()),
-            lambda: self.inner.structured(messages, schema, spec=spec, stage=stage),
-            load=schema.model_validate_json,
-            dump=lambda value: value.model_dump_json().encode(),
-        )
-
-    async def text(
-        self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage
-    ) -> Reply[str]:
-        """The cached answer for this call, else the model's (then kept)."""
-        return await self._cached(
-            spec,
-            stage,
-            answer_key(spec, messages, None),
-            lambda: self.inner.text(messages, spec=spec, stage=stage),
-            load=lambda raw: raw.decode(),
-            dump=lambda value: value.encode(),
-        )
-
-    async def _cached(
-        self,
-        spec: ModelSpec,
-        stage: Stage,
-        key: str,
-        call: Callable[[], Awaitable[Reply[T]]],
-        *,
-        load: Callable[[bytes], T],
-        dump: Callable[[T], bytes],
-    ) -> Reply[T]:
+    async def around(self, call: Callable[[], Awaitable[Reply[T]]], request: ChatCall) -> Reply[T]:
+        """The cached answer for this call, else the inner service's (then kept)."""
+        spec, schema = request.spec, request.schema
         if spec.cache is None:
             return await call()
+        shape = schema.model_json_schema() if schema else None
+        key = answer_key(spec, request.messages, shape)
         entry = await self._store.get(spec.cache.path, "answer", key)
         if entry is not None:
             try:
-                value = load(entry.value)
+                value = schema.model_validate_json(entry.value) if schema else entry.value.decode()
             except (ValidationError, UnicodeDecodeError):
                 pass  # kept by another version with another schema: ask again
             else:
                 truncated = bool(entry.meta.get("truncated"))
-                return Reply(value, hit_usage(stage, spec.model), truncated=truncated)
+                # The value has the type the caller asked for: its schema, or str for text.
+                return Reply(cast(T, value), hit_usage(request.stage, spec.model), truncated)
         reply = await call()
-        meta = {"model": spec.model, "stage": stage, "truncated": reply.truncated}
-        await self._store.put(spec.cache.path, "answer", key, dump(reply.value), meta)
+        answer = reply.value
+        raw = answer.model_dump_json() if isinstance(answer, BaseModel) else str(answer)
+        meta = {"model": spec.model, "stage": request.stage, "truncated": reply.truncated}
+        await self._store.put(spec.cache.path, "answer", key, raw.encode(), meta)
         return reply
 
 

@@ -21,7 +21,7 @@ from langgraph.config import get_config
 
 from deskresearch.errors import BudgetExhausted, ModelOutputError
 from deskresearch.records import FetchedPage, FetchLimits, ModelSpec, Stage, Usage, Validators
-from deskresearch.services.base import ChatService, M, PageFetcher, Reply
+from deskresearch.services.base import ChatCall, ChatLayer, ChatService, PageFetcher, Reply
 
 T = TypeVar("T")
 
@@ -123,38 +123,16 @@ def _estimate(messages: Sequence[BaseMessage]) -> int:
     return sum(len(str(m.content)) for m in messages) // 4
 
 
-class LimitedChat:
+class LimitedChat(ChatLayer):
     """A ChatService that holds a slot per endpoint while a call is in flight."""
 
     def __init__(self, inner: ChatService, limiter: Limiter) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self._limiter = limiter
 
-    def check(self, spec: ModelSpec) -> None:
-        """Delegate the configuration check."""
-        self.inner.check(spec)
-
-    async def structured(
-        self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage
-    ) -> Reply[M]:
-        """Call the inner service once a model slot is free, its pace allows and budget remains."""
-        return await self._metered(
-            lambda: self.inner.structured(messages, schema, spec=spec, stage=stage),
-            spec,
-            stage,
-            _estimate(messages),
-        )
-
-    async def text(
-        self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage
-    ) -> Reply[str]:
-        """Call the inner service once a model slot is free, its pace allows and budget remains."""
-        return await self._metered(
-            lambda: self.inner.text(messages, spec=spec, stage=stage),
-            spec,
-            stage,
-            _estimate(messages),
-        )
+    async def around(self, call: Callable[[], Awaitable[Reply[T]]], request: ChatCall) -> Reply[T]:
+        """Call once a model slot is free, the pace allows and budget remains."""
+        return await self._metered(call, request.spec, request.stage, _estimate(request.messages))
 
     async def _metered(
         self, call: Callable[[], Awaitable[Reply[T]]], spec: ModelSpec, stage: Stage, estimate: int

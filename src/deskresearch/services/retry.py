@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from langchain_core.messages import BaseMessage
-
 from deskresearch.errors import ModelCallError
-from deskresearch.records import ModelSpec, Stage
-from deskresearch.services.base import ChatService, M, Reply
+from deskresearch.records import ModelSpec
+from deskresearch.services.base import ChatCall, ChatLayer, ChatService, Reply
 from deskresearch.services.limits import Limiter, endpoint_name
 
 T = TypeVar("T")
@@ -36,30 +34,16 @@ def backoff_delay(attempt: int, base_s: float, retry_after: float | None) -> flo
     return delay / 2 + random.uniform(0, delay / 2)
 
 
-class RetryingChat:
-    """A ChatService that retries transient failures of the one it wraps."""
+class RetryingChat(ChatLayer):
+    """A ChatService that retries transient failures (429/5xx/timeouts) of the one it wraps."""
 
     def __init__(self, inner: ChatService, limiter: Limiter) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self._limiter = limiter
 
-    def check(self, spec: ModelSpec) -> None:
-        """Delegate the configuration check."""
-        self.inner.check(spec)
-
-    async def structured(
-        self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage
-    ) -> Reply[M]:
-        """Ask for ``schema``, retrying 429/5xx/timeouts."""
-        return await self._retry(
-            lambda: self.inner.structured(messages, schema, spec=spec, stage=stage), spec
-        )
-
-    async def text(
-        self, messages: Sequence[BaseMessage], *, spec: ModelSpec, stage: Stage
-    ) -> Reply[str]:
-        """Ask for text, retrying 429/5xx/timeouts."""
-        return await self._retry(lambda: self.inner.text(messages, spec=spec, stage=stage), spec)
+    async def around(self, call: Callable[[], Awaitable[Reply[T]]], request: ChatCall) -> Reply[T]:
+        """Run ``call``, retrying under the run's limits."""
+        return await self._retry(call, request.spec)
 
     async def _retry(self, call: Callable[[], Awaitable[T]], spec: ModelSpec) -> T:
         attempt = 1
