@@ -15,6 +15,33 @@ _HEADING = re.compile(r"^#{1,6}\s+\S", re.MULTILINE)
 _REF_LINE = re.compile(r"^\s*(?:[-*]\s*|\d+[.)]\s*)?\[\d+\]|https?://", re.IGNORECASE)
 
 
+def ids_in(text: str) -> list[int]:
+    """Return the source ids ``text`` cites, in order of first use."""
+    ids: list[int] = []
+    for m in _CITE.finditer(text):
+        ids += [i for i in (int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))) if i not in ids]
+    return ids
+
+
+def without_citations(text: str) -> str:
+    """Return ``text`` with its citation markers removed."""
+    return " ".join(_CITE.sub(" ", text).split())
+
+
+def recite(text: str, ids: Sequence[int]) -> str:
+    """Replace the citations of ``text`` by ``ids``, where its first citation stood."""
+    first = True
+
+    def swap(m: re.Match[str]) -> str:
+        nonlocal first
+        if not first:
+            return ""
+        first = False
+        return " " + "".join(f"[{i}]" for i in ids)
+
+    return _CITE.sub(swap, text)
+
+
 @dataclass(frozen=True)
 class Cleaned:
     """A report body after citation checking."""

@@ -83,6 +83,10 @@ class Context(CacheFields, PageFields, SearchFields, PlanFields, ModelFields):
         """Return the call settings for the report model."""
         return self._spec(self.report_model)
 
+    def judge_spec(self) -> ModelSpec:
+        """Return the call settings for the citation judge (and the repair call)."""
+        return self._spec(self.judge_model or self.summary_model)
+
     def _spec(self, name: str) -> ModelSpec:
         model, provider_url = split_model(name)
         return ModelSpec(

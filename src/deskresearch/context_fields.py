@@ -51,6 +51,20 @@ class ModelFields:
             json_schema_extra=_MODEL_PICKER,
         ),
     ] = "gpt-4o"
+    check_citations: Annotated[
+        bool,
+        Field(
+            description="Check every cited sentence against the source it cites: words and figures by code, the rest by one batched model call; sentences pinned on the wrong source are re-cited, unsupported ones rewritten once or removed. Verdicts in the result's citations. false: citations are left unchecked.",
+        ),
+    ] = True
+    judge_model: Annotated[
+        str,
+        Field(
+            max_length=200,
+            description="Model that judges the citations code cannot decide and rewrites failing sentences (two calls per report at most). Empty: summary_model. provider:model as for summary_model.",
+            json_schema_extra=_MODEL_PICKER,
+        ),
+    ] = ""
     base_url: Annotated[
         str,
         Field(

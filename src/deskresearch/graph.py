@@ -4,6 +4,8 @@
       → search_keyword* → plan_queries → research_query* [search_query → rank_urls]
       → dedup_urls → review_plan (interrupt, if asked) → process_page* [read_page → summarise_chunk* → reduce_page]
       → collect_sources → write_report ⟲ (uncited: once) | insufficient_evidence
+      → check_citations → judge_citations (undecided sentences) → repair_report (unsupported ones)
+      → finish_report
 
 ``*`` marks a Send fan-out. Per-page work runs as one branch (a subgraph), so a page is
 summarised as soon as its own fetch finishes. Transient I/O errors retry with backoff
@@ -121,9 +123,35 @@ def route_after_sources(state: ResearchState) -> Literal["write_report", "insuff
     return "write_report" if state["sources"] else "insufficient_evidence"
 
 
-def route_after_report(state: ResearchState) -> Literal["write_report", "__end__"]:
-    """An uncited draft leaves the report empty: write it once more."""
-    return "__end__" if state["report"] else "write_report"
+def route_after_report(
+    state: ResearchState, runtime: Runtime[Context]
+) -> Literal["write_report", "check_citations", "finish_report"]:
+    """An uncited first draft is written once more; a draft goes to the citation check (if on)."""
+    if not state["draft"]:
+        return "write_report"
+    return "check_citations" if resolve(runtime).check_citations else "finish_report"
+
+
+def _after_verdicts(state: ResearchState) -> Literal["repair_report", "finish_report"]:
+    return (
+        "repair_report"
+        if any(c["status"] == "unsupported" for c in state["checks"])
+        else "finish_report"
+    )
+
+
+def route_after_check(
+    state: ResearchState,
+) -> Literal["judge_citations", "repair_report", "finish_report"]:
+    """Sentences code could not decide go to the judge; unsupported ones to the repair."""
+    if any(c["status"] == "pending" for c in state["checks"]):
+        return "judge_citations"
+    return _after_verdicts(state)
+
+
+def route_after_judge(state: ResearchState) -> Literal["repair_report", "finish_report"]:
+    """Unsupported sentences get one rewrite; otherwise the report is done."""
+    return _after_verdicts(state)
 
 
 # ---- assembly ------------------------------------------------------------------------------
@@ -183,6 +211,12 @@ def build_graph(
     g.add_node("process_page", p.compile(name="process_page"), input_schema=PageTask)
     g.add_node("collect_sources", nodes.collect_sources)
     g.add_node("write_report", partial(nodes.write_report, llm=svc.llm), retry_policy=TRANSIENT)
+    g.add_node("check_citations", nodes.check_citations)
+    g.add_node("judge_citations", partial(nodes.judge_citations, llm=svc.llm), retry_policy=TRANSIENT,
+               error_handler=nodes.judge_failed)  # a failed judge: → unchecked
+    g.add_node("repair_report", partial(nodes.repair_report, llm=svc.llm), retry_policy=TRANSIENT,
+               error_handler=nodes.repair_failed)  # a failed rewrite: → removed
+    g.add_node("finish_report", nodes.finish_report)
     g.add_node("insufficient_evidence", nodes.insufficient_evidence)
 
     g.add_edge(START, "start_run")
@@ -197,7 +231,13 @@ def build_graph(
     g.add_conditional_edges("review_plan", route_after_dedup, ["process_page", "insufficient_evidence"])
     g.add_edge("process_page", "collect_sources")
     g.add_conditional_edges("collect_sources", route_after_sources, ["write_report", "insufficient_evidence"])
-    g.add_conditional_edges("write_report", route_after_report, ["write_report", END])
+    g.add_conditional_edges("write_report", route_after_report,
+                            ["write_report", "check_citations", "finish_report"])
+    g.add_conditional_edges("check_citations", route_after_check,
+                            ["judge_citations", "repair_report", "finish_report"])
+    g.add_conditional_edges("judge_citations", route_after_judge, ["repair_report", "finish_report"])
+    g.add_edge("repair_report", "finish_report")
+    g.add_edge("finish_report", END)
     g.add_edge("insufficient_evidence", END)
     # fmt: on
 

@@ -26,6 +26,10 @@ Stage = Literal[
     "reduce_page",
     "collect_sources",
     "write_report",
+    "check_citations",
+    "judge_citations",
+    "repair_report",
+    "finish_report",
     "insufficient_evidence",
 ]
 
@@ -41,6 +45,7 @@ Outcome = Literal[
     "flagged",  # the result needs a reader's caution (e.g. a report without citations)
     "skipped",  # chunks left out before any model call (no query term in them)
     "cached",  # answered from the persistent cache: a search, a page, or the run's model calls
+    "unverified",  # a fact whose quote is not in the page, or a report sentence its source lacks
 ]
 
 Status = Literal["ok", "insufficient_evidence"]
@@ -76,6 +81,31 @@ class Usage(TypedDict):
     cached_calls: NotRequired[int]  # calls answered from the cache (no tokens spent)
 
 
+class Fact(TypedDict):
+    """One fact taken from a page, with the words of the page that back it."""
+
+    claim: str  # the fact, in the report's language
+    quote: str  # verbatim from the page; code has checked it is there
+
+
+Verdict = Literal["supported", "re-cited", "rewritten", "removed", "unchecked"]
+Decider = Literal["lexical", "model", "none"]
+
+
+class Citation(TypedDict):
+    """What the citation check found for one cited sentence of the report."""
+
+    sentence: str  # as it stands in the report ("" when removed)
+    original: str  # as the writer wrote it
+    sources: list[int]  # the ids it cites (removed: the ids it cited)
+    verdict: Verdict
+    quote: str  # the source's words that decided it ("" when none did)
+    quote_source: int | None  # the source the quote is from
+    decided_by: Decider
+    reason: str
+    section: str  # the heading it sits under
+
+
 class Source(TypedDict):
     """One entry of the source ledger: a page we read and may cite as ``[id]``."""
 
@@ -88,7 +118,8 @@ class Source(TypedDict):
     queries: list[str]
     text_hash: str  # sha256 of the extracted text we summarised
     origin: Literal["page", "snippet", "corpus"]
-    summary: str
+    summary: str  # the facts' claims, one per line
+    facts: list[Fact]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,3 +203,4 @@ class Extracted:
     title: str
     published: str
     site: str
+    language: str = ""  # two-letter code detected from the text ("" when unknown)

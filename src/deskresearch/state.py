@@ -7,12 +7,21 @@ have a reducer; ``start_run`` resets every reducer list so a reused thread start
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from deskresearch.records import Provenance, SearchHit, Source, Status, Usage
+from deskresearch.records import (
+    Citation,
+    Decider,
+    Fact,
+    Provenance,
+    SearchHit,
+    Source,
+    Status,
+    Usage,
+)
 
 
 def merge_usage(left: list[Usage], right: list[Usage]) -> list[Usage]:
@@ -55,7 +64,7 @@ class ChunkNote(TypedDict):
 
     index: int
     relevant: bool
-    summary: str
+    facts: list[Fact]  # each quote checked against the chunk
     error: str  # why the chunk could not be summarised ("" when it was)
 
 
@@ -70,8 +79,32 @@ class PageDigest(TypedDict):
     queries: list[str]
     text_hash: str
     origin: str
-    summary: str
+    facts: list[Fact]  # empty until reduce_page
     order: int
+    text: str  # the text that was summarised: what the citation check reads
+    language: str  # two-letter code of the text ("" when unknown)
+
+
+CheckStatus = Literal[
+    "supported", "re-cited", "pending", "unsupported", "rewritten", "removed", "unchecked"
+]
+
+
+class SentenceCheck(TypedDict):
+    """One cited sentence of the draft on its way through the citation check."""
+
+    unit: int  # where it is in the draft (grounding.draft: unit, sentence index)
+    index: int
+    sentence: str  # as the writer wrote it
+    cites: list[int]
+    section: str
+    status: CheckStatus
+    source: int | None  # the source that backs it (re-cited: the new one)
+    quote: str
+    decided_by: Decider
+    reason: str
+    candidates: list[int]  # uncited sources worth showing the judge
+    replacement: str  # rewritten: the new sentence
 
 
 # ---- the graph's schemas ------------------------------------------------------------------
@@ -104,6 +137,7 @@ class ResearchOutput(TypedDict):
     status: Status  # nodes/write_report.py, nodes/insufficient.py
     sources: list[Source]  # nodes/collect_sources.py
     queries: list[str]  # nodes/plan_queries.py
+    citations: list[Citation]  # nodes/finish_report.py: the verdict on every cited sentence
     usage: Annotated[list[Usage], merge_usage]  # every model-calling node
     provenance: Annotated[list[Provenance], operator.add]  # every node
 
@@ -121,6 +155,10 @@ class ResearchState(ResearchInput, ResearchOutput):
     pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
     report_attempts: int  # nodes/write_report.py
     report_cited: bool  # nodes/write_report.py
+    draft: str  # nodes/write_report.py: the report body, before the check and the references
+    # nodes/check_citations.py (check_citations, judge_citations), nodes/repair_report.py:
+    # each node hands the whole list on (sequential, no reducer)
+    checks: list[SentenceCheck]
 
 
 # ---- Send payloads and branch states ------------------------------------------------------
@@ -181,7 +219,7 @@ class PageState(PageTask, PageOutput):
     """State inside one process_page branch (read_page → summarise_chunk* → reduce_page)."""
 
     chunks: list[str]  # nodes/read_page.py; empty when the page was rejected
-    page: NotRequired[PageDigest]  # nodes/read_page.py, without its summary yet
+    page: NotRequired[PageDigest]  # nodes/read_page.py, without its facts yet
     chunk_notes: Annotated[list[ChunkNote], operator.add]  # nodes/summarise.py (summarise_chunk)
 
 

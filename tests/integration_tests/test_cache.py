@@ -48,7 +48,7 @@ async def test_a_rerun_costs_no_tokens_no_searches_and_no_downloads(
     } == searched
     pages = {s["url"] for s in first["sources"] if s["origin"] == "page"}
     assert pages <= {p["subject"] for p in cached(second, "read_page")}
-    (line,) = cached(second, "write_report")
+    (line,) = cached(second, "finish_report")
     assert line["reason"].startswith(f"{calls} of {calls} answers from the cache")
 
 

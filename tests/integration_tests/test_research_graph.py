@@ -91,10 +91,16 @@ async def test_misbehaving_model_falls_back_and_records_it(web: FakeWeb) -> None
         "results reused, not re-searched"
     )
     assert any(p["stage"] == "rank_urls" and p["outcome"] == "fallback" for p in prov)
-    removed = sorted(p["subject"] for p in prov if p["outcome"] == "removed")
+    removed = sorted(
+        p["subject"] for p in prov if p["outcome"] == "removed" and p["stage"] == "write_report"
+    )
     assert removed == ["[77]", "[99]"]
     assert len(web.model.calls(REPORT)) == 2, "an uncited draft is retried once"
     assert "[99]" not in out["report"] and "[77]" not in out["report"]
+    # The invented claim kept a valid-looking [1]; the citation check takes it out.
+    [invented] = [c for c in out["citations"] if c["original"].startswith("An invented claim")]
+    body = out["report"].split("## References")[0]
+    assert invented["verdict"] == "removed" and "An invented claim" not in body
 
 
 async def test_no_usable_page_ends_with_insufficient_evidence_and_no_report_call(

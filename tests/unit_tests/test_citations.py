@@ -35,6 +35,7 @@ def test_render_references_lists_every_source_with_url_and_date_read() -> None:
         text_hash="h",
         origin="snippet",
         summary="s",
+        facts=[],
     )
     refs = render_references([src])
     assert (

@@ -1,7 +1,15 @@
 import re
 from datetime import date
 
-from deskresearch.prompts import keywords, plan_queries, rank_urls, summarise, write_report
+from deskresearch.prompts import (
+    judge_citations,
+    keywords,
+    plan_queries,
+    rank_urls,
+    repair_report,
+    summarise,
+    write_report,
+)
 from tests.support.fakes import hit
 
 LEFTOVER = re.compile(r"\{[a-z_]+\}")
@@ -22,7 +30,17 @@ def test_every_prompt_renders_without_leftover_placeholders_and_braces_survive()
             topic=topic, queries=[topic], url="u", title="t", chunk="{chunk}", language="German"
         ),
         summarise.render_reduce(
-            topic=topic, queries=[topic], url="u", title="t", notes=["a"], language="German"
+            topic=topic,
+            queries=[topic],
+            url="u",
+            title="t",
+            facts=[{"claim": "a", "quote": "b"}],
+            max_facts=12,
+            language="German",
+        ),
+        judge_citations.render(sentences=[(1, topic, [1])], sources={}),
+        repair_report.render(
+            sentences=[(1, topic, "why")], paragraphs=["p"], sources={}, language="German"
         ),
         write_report.render(
             topic=topic, sources=[], words=2000, language="German", today=TODAY, retry=True

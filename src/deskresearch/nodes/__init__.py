@@ -1,12 +1,15 @@
 """One module per step of the research graph; this package re-exports the node functions."""
 
+from deskresearch.nodes.check_citations import check_citations, judge_citations, judge_failed
 from deskresearch.nodes.collect_sources import collect_sources
 from deskresearch.nodes.dedup_urls import dedup_urls
+from deskresearch.nodes.finish_report import finish_report
 from deskresearch.nodes.insufficient import insufficient_evidence
 from deskresearch.nodes.keywords import generate_keywords, keywords_fallback
 from deskresearch.nodes.plan_queries import plan_queries
 from deskresearch.nodes.rank_urls import rank_failed, rank_urls
 from deskresearch.nodes.read_page import read_failed, read_page
+from deskresearch.nodes.repair_report import repair_failed, repair_report
 from deskresearch.nodes.review_plan import review_plan
 from deskresearch.nodes.search import search_failed, search_keyword, search_query
 from deskresearch.nodes.start_run import start_run
@@ -19,10 +22,14 @@ from deskresearch.nodes.summarise import (
 from deskresearch.nodes.write_report import write_report
 
 __all__ = [
+    "check_citations",
     "collect_sources",
     "dedup_urls",
+    "finish_report",
     "generate_keywords",
     "insufficient_evidence",
+    "judge_citations",
+    "judge_failed",
     "keywords_fallback",
     "plan_queries",
     "rank_failed",
@@ -31,6 +38,8 @@ __all__ = [
     "read_page",
     "reduce_failed",
     "reduce_page",
+    "repair_failed",
+    "repair_report",
     "review_plan",
     "search_failed",
     "search_keyword",

@@ -34,7 +34,8 @@ async def collect_sources(state: ResearchState, runtime: Runtime[Context]) -> di
             queries=list(page["queries"]),
             text_hash=page["text_hash"],
             origin=cast(Literal["page", "snippet", "corpus"], page["origin"]),
-            summary=page["summary"],
+            summary="\n".join(f"- {f['claim']}" for f in page["facts"]),
+            facts=list(page["facts"]),
         )
         sources.append(source)
         by_hash[page["text_hash"]] = source

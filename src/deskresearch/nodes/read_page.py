@@ -62,6 +62,8 @@ def _digest(
     published: str,
     origin: str,
     date_read: str = "",
+    evidence: str = "",
+    language: str = "",
 ) -> PageDigest:
     return PageDigest(
         url=task["url"],
@@ -72,8 +74,10 @@ def _digest(
         queries=task["queries"],
         text_hash=text_hash(text),
         origin=origin,
-        summary="",
+        facts=[],
         order=task["order"],
+        text=evidence or text,
+        language=language,
     )
 
 
@@ -196,6 +200,8 @@ async def read_page(
         published=extracted.published,
         origin=read.origin,
         date_read=read.read_on,
+        evidence="\n\n".join(chunks),
+        language=extracted.language,
     )
     emit(
         runtime,

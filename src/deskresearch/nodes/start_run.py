@@ -48,6 +48,8 @@ def _check(ctx: Context, llm: ChatService, search: SearchService) -> None:
     """Raise ConfigError for a setting that cannot work, before any model call."""
     llm.check(ctx.summary_spec())
     llm.check(ctx.report_spec())
+    if ctx.check_citations:
+        llm.check(ctx.judge_spec())
     search.check(ctx.search_settings())
 
 
@@ -91,6 +93,9 @@ async def start_run(
         "status": "ok",
         "report_attempts": 0,
         "report_cited": False,
+        "draft": "",
+        "checks": [],
+        "citations": [],
         # Reducer lists would otherwise keep the previous run's items on a reused thread.
         "keyword_hits": Overwrite([]),
         "ranked": Overwrite([]),

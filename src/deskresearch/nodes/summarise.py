@@ -1,7 +1,12 @@
-"""summarise_chunk (map, one branch per chunk) and reduce_page (one summary per page)."""
+"""summarise_chunk (map: a chunk's facts, each with its quote) and reduce_page (a page's facts).
+
+A fact is kept only when code finds its quote in the text it was taken from
+(grounding.quotes): the writer later cites facts, so every citation rests on words we read.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.errors import NodeError
@@ -12,27 +17,71 @@ from pydantic import BaseModel, Field
 from deskresearch.asking import Answer, ask
 from deskresearch.context import Context, resolve
 from deskresearch.errors import ContextLengthError, ServiceError
+from deskresearch.grounding.quotes import find_quote, normalise
 from deskresearch.progress import emit, note
 from deskresearch.prompts import summarise as prompt
+from deskresearch.records import Fact, Provenance
 from deskresearch.services.base import ChatService
-from deskresearch.state import ChunkNote, ChunkTask, PageState
+from deskresearch.state import ChunkNote, ChunkTask, PageDigest, PageState
+
+
+class FactItem(BaseModel):
+    """One fact and the words of the text that state it."""
+
+    claim: str = Field(description="The fact, in the report's language, one sentence.")
+    quote: str = Field(description="The words of the text that state it, copied exactly.")
 
 
 class ChunkSummary(BaseModel):
     """The model's answer for one chunk."""
 
     relevant: bool = Field(description="Whether the text bears on the topic or the queries.")
-    summary: str = Field(description="The facts, numbers and statistics that bear on them.")
+    facts: list[FactItem] = Field(
+        default_factory=list, description="The facts that bear on them, each with its quote."
+    )
 
 
-class PageSummary(BaseModel):
-    """The model's merged summary of one page."""
+class PageFacts(BaseModel):
+    """The facts the model keeps for one page."""
 
-    summary: str = Field(description="One summary of the page, every fact kept.")
+    facts: list[FactItem] = Field(description="The kept facts, each with its quote as given.")
 
 
-def _note(index: int, *, relevant: bool = False, summary: str = "", error: str = "") -> ChunkNote:
-    return ChunkNote(index=index, relevant=relevant, summary=summary, error=error)
+MAX_FACTS = 12  # facts one source carries into the report prompt; more are chosen by the model
+
+
+def _note(
+    index: int, *, relevant: bool = False, facts: list[Fact] | None = None, error: str = ""
+) -> ChunkNote:
+    return ChunkNote(index=index, relevant=relevant, facts=facts or [], error=error)
+
+
+def checked_facts(items: Sequence[FactItem], text: str) -> tuple[list[Fact], list[str]]:
+    """Split the model's facts into those whose quote is in ``text`` and the quotes that are not.
+
+    A fact with no claim, or a repeat of a quote already kept, is dropped silently.
+    """
+    kept: list[Fact] = []
+    missing: list[str] = []
+    seen: set[str] = set()
+    for item in items:
+        claim, quote = " ".join(item.claim.split()), " ".join(item.quote.split())
+        if not claim or normalise(quote) in seen:
+            continue
+        if find_quote(quote, text):
+            seen.add(normalise(quote))
+            kept.append(Fact(claim=claim, quote=quote))
+        else:
+            missing.append(quote)
+    return kept, missing
+
+
+def _unverified(url: str, where: str, missing: Sequence[str]) -> list[Provenance]:
+    if not missing:
+        return []
+    sample = "; ".join(repr(q[:80]) for q in missing[:3])
+    reason = f"{len(missing)} fact(s) dropped from {where}: quote not in the page text ({sample})"
+    return [note("summarise_chunk", url, "unverified", reason)]
 
 
 MAX_HALVINGS = 2  # a chunk too long for the model is split in halves at most twice (4 parts)
@@ -76,8 +125,8 @@ async def _ask_chunk(
     parts = [await _ask_chunk(llm, state, ctx, half, depth + 1) for half in halve(chunk)]
     answers = [a for a, _ in parts]
     found = [a.value for a in answers if a.value is not None]
-    relevant = [v.summary.strip() for v in found if v.relevant and v.summary.strip()]
-    merged = ChunkSummary(relevant=bool(relevant), summary="\n\n".join(relevant))
+    facts = [f for v in found if v.relevant for f in v.facts]
+    merged = ChunkSummary(relevant=bool(facts), facts=facts)
     usage = [u for a in answers for u in a.usage]
     problem = "; ".join(a.problem for a in answers if a.problem)
     return Answer(merged if found else None, usage, problem), sum(n for _, n in parts)
@@ -102,8 +151,11 @@ async def summarise_chunk(
             "provenance": [*provenance, note("summarise_chunk", state["url"], "failed", reason)],
             "usage": answer.usage,
         }
-    summary = answer.value.summary.strip()
-    relevant = answer.value.relevant and bool(summary)
+    facts, missing = checked_facts(
+        answer.value.facts if answer.value.relevant else [], state["chunk"]
+    )
+    provenance += _unverified(state["url"], f"chunk {state['index']}", missing)
+    relevant = answer.value.relevant and bool(facts)
     emit(
         runtime,
         "summarise_chunk",
@@ -111,9 +163,11 @@ async def summarise_chunk(
         url=state["url"],
         index=state["index"],
         relevant=relevant,
+        facts=len(facts),
+        dropped=len(missing),
     )
     return {
-        "chunk_notes": [_note(state["index"], relevant=relevant, summary=summary)],
+        "chunk_notes": [_note(state["index"], relevant=relevant, facts=facts)],
         "usage": answer.usage,
         "provenance": provenance,
     }
@@ -132,9 +186,15 @@ def summarise_failed(state: ChunkTask, error: NodeError) -> Command[Any]:
     )
 
 
-def _relevant_summaries(state: PageState) -> list[str]:
+def _chunk_facts(state: PageState) -> list[Fact]:
+    """The facts of the relevant chunks, in page order, each quote once."""
     notes = sorted(state["chunk_notes"], key=lambda n: n["index"])
-    return [n["summary"] for n in notes if n["relevant"]]
+    facts: dict[str, Fact] = {}
+    for n in notes:
+        if n["relevant"]:
+            for f in n["facts"]:
+                facts.setdefault(normalise(f["quote"]), f)
+    return list(facts.values())
 
 
 def _not_relevant(state: PageState) -> dict[str, Any]:
@@ -145,52 +205,61 @@ def _not_relevant(state: PageState) -> dict[str, Any]:
     return {"provenance": [note("reduce_page", state["url"], "not_relevant", reason)]}
 
 
+def _with_facts(page: PageDigest, facts: list[Fact]) -> PageDigest:
+    return {**page, "facts": facts}
+
+
 async def reduce_page(
     state: PageState, runtime: Runtime[Context], *, llm: ChatService
 ) -> dict[str, Any]:
-    """Merge the relevant chunk notes of one page; drop the page when none is relevant."""
+    """Keep a page's facts; drop the page when no chunk had one.
+
+    Up to MAX_FACTS facts are kept as they are (no call); beyond that the model chooses, and
+    code checks that every quote it keeps is still one of the page's.
+    """
     ctx = resolve(runtime)
-    summaries = _relevant_summaries(state)
+    facts = _chunk_facts(state)
     page = state.get("page")
-    if not summaries or page is None:
+    if not facts or page is None:
         emit(runtime, "reduce_page", "dropped", url=state["url"])
         return _not_relevant(state)
     usage, provenance = [], []
-    if len(summaries) == 1:
-        summary = summaries[0]
-    else:
+    if len(facts) > MAX_FACTS:
         messages = prompt.render_reduce(
             topic=state["topic"],
             queries=state["queries"],
             url=state["url"],
             title=page["title"],
-            notes=summaries,
+            facts=facts,
+            max_facts=MAX_FACTS,
             language=state["language"],
         )
-        answer = await ask(llm, messages, PageSummary, spec=ctx.summary_spec(), stage="reduce_page")
+        answer = await ask(llm, messages, PageFacts, spec=ctx.summary_spec(), stage="reduce_page")
         usage = answer.usage
-        summary = answer.value.summary.strip() if answer.value else ""
-        if not summary:
-            summary = "\n\n".join(summaries)
-            problem = answer.problem or "reduce_page: empty summary"
-            provenance.append(
-                note("reduce_page", state["url"], "fallback", f"{problem}; joining the chunk notes")
-            )
-    emit(runtime, "reduce_page", "finished", url=state["url"], chunks=len(summaries))
-    return {"pages": [{**page, "summary": summary}], "usage": usage, "provenance": provenance}
+        chosen, missing = checked_facts(answer.value.facts if answer.value else [], page["text"])
+        provenance += _unverified(state["url"], "the page's merged facts", missing)
+        if chosen:
+            facts = chosen[:MAX_FACTS]
+        else:
+            problem = answer.problem or "reduce_page: no fact kept"
+            reason = f"{problem}; keeping the first {MAX_FACTS} facts"
+            provenance.append(note("reduce_page", state["url"], "fallback", reason))
+            facts = facts[:MAX_FACTS]
+    emit(runtime, "reduce_page", "finished", url=state["url"], facts=len(facts))
+    return {"pages": [_with_facts(page, facts)], "usage": usage, "provenance": provenance}
 
 
 def reduce_failed(state: PageState, error: NodeError) -> Command[Any]:
-    """Join the chunk notes when the merge call failed for good."""
+    """Keep the page's first facts when the choosing call failed for good."""
     if not isinstance(error.error, ServiceError):
         raise error.error
-    summaries, page = _relevant_summaries(state), state.get("page")
-    if not summaries or page is None:
+    facts, page = _chunk_facts(state), state.get("page")
+    if not facts or page is None:
         return Command(update=_not_relevant(state))
-    reason = f"{error.error}; joining the chunk notes"
+    reason = f"{error.error}; keeping the first {MAX_FACTS} facts"
     return Command(
         update={
-            "pages": [{**page, "summary": "\n\n".join(summaries)}],
+            "pages": [_with_facts(page, facts[:MAX_FACTS])],
             "provenance": [note("reduce_page", state["url"], "fallback", reason)],
         }
     )

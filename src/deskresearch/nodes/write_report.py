@@ -1,4 +1,7 @@
-"""write_report: the report from numbered sources; references come from the ledger, not the model."""
+"""write_report: the report's draft from numbered sources' facts; citations must point at the ledger.
+
+The draft goes on to the citation check; finish_report adds the references from the ledger.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +10,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from deskresearch.citations import clean_citations, render_references, strip_model_references
+from deskresearch.citations import clean_citations, strip_model_references
 from deskresearch.context import Context, resolve
 from deskresearch.errors import budget_reached
-from deskresearch.progress import cached_calls_note, emit, note
+from deskresearch.progress import emit, note
 from deskresearch.prompts import write_report as prompt
 from deskresearch.services.base import ChatService
-from deskresearch.state import ResearchState, merge_usage
+from deskresearch.state import ResearchState
 
 REPORT_ATTEMPTS = 2  # an uncited draft is retried once, then flagged
 BUDGET_NOTE = (
@@ -34,7 +37,7 @@ UNCITED_WARNING = (
 async def write_report(
     state: ResearchState, runtime: Runtime[Context], *, llm: ChatService
 ) -> dict[str, Any]:
-    """Write the report; remove citations that point nowhere; retry once when none remain."""
+    """Write the draft; remove citations that point nowhere; retry once when none remain."""
     ctx = resolve(runtime)
     sources = state["sources"]
     attempt = state["report_attempts"] + 1
@@ -86,15 +89,7 @@ async def write_report(
         provenance.append(
             note("write_report", state["topic"], "flagged", "the model stopped at its output limit")
         )
-    provenance += cached_calls_note(
-        "write_report", merge_usage(state.get("usage", []), [reply.usage])
-    )
     emit(
         runtime, "write_report", "finished", cited=len(cleaned.cited), removed=len(cleaned.removed)
     )
-    return {
-        **update,
-        "report": f"{body}\n\n{render_references(sources)}\n",
-        "status": "ok",
-        "provenance": provenance,
-    }
+    return {**update, "draft": body, "provenance": provenance}

@@ -1,4 +1,4 @@
-"""Prompts for summarise_chunk (map) and reduce_page (one call per page with several chunks)."""
+"""Prompts for summarise_chunk (map: facts with quotes) and reduce_page (choose a page's facts)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS
+from deskresearch.records import Fact
 
 SYSTEM = (
     """You extract facts for a research report. Write in {language}.
@@ -22,21 +23,25 @@ Queries this page serves:
 {chunk}
 </page>
 
-If the text does not bear on the topic or the queries, set relevant to false and leave the summary
-empty. Otherwise set relevant to true and summarise what bears on them: keep every fact, number,
-date and statistic, with who said it; add nothing that is not in the text."""
+If the text does not bear on the topic or the queries, set relevant to false and give no facts.
+Otherwise set relevant to true and list the facts that bear on them: every fact, number, date and
+statistic, with who said it. For each fact give
+- claim: the fact in {language}, one sentence, adding nothing that is not in the text;
+- quote: the words of the text that state it, copied exactly (same language, same spelling, same
+  figures), one sentence or less.
+A fact without an exact quote is discarded."""
 
 REDUCE = """Research topic: {topic}
 Queries this page serves:
 {queries}
 
-Notes taken from consecutive parts of the page {url} ("{title}"):
+Facts taken from consecutive parts of the page {url} ("{title}"), each with its quote:
 <page url="{url}">
 {notes}
 </page>
 
-Merge the notes into one summary of the page: keep every fact, number, date and statistic, remove
-repetition, add nothing that is not in the notes."""
+Keep at most {max_facts} facts: those that bear most on the queries, one per distinct fact (merge
+repeats). Give each kept fact with its claim and its quote exactly as listed; add nothing."""
 
 
 def _queries(queries: Sequence[str]) -> str:
@@ -50,21 +55,46 @@ def render_chunk(
     return [
         SystemMessage(SYSTEM.format(language=language)),
         HumanMessage(
-            CHUNK.format(topic=topic, queries=_queries(queries), url=url, title=title, chunk=chunk)
+            CHUNK.format(
+                topic=topic,
+                queries=_queries(queries),
+                url=url,
+                title=title,
+                chunk=chunk,
+                language=language,
+            )
         ),
     ]
 
 
+def format_facts(facts: Sequence[Fact]) -> str:
+    """Render facts as numbered claim/quote pairs."""
+    return "\n".join(
+        f'({i + 1}) claim: {f["claim"]}\n    quote: "{f["quote"]}"' for i, f in enumerate(facts)
+    )
+
+
 def render_reduce(
-    *, topic: str, queries: Sequence[str], url: str, title: str, notes: Sequence[str], language: str
+    *,
+    topic: str,
+    queries: Sequence[str],
+    url: str,
+    title: str,
+    facts: Sequence[Fact],
+    max_facts: int,
+    language: str,
 ) -> list[BaseMessage]:
-    """Build the messages that merge one page's chunk notes."""
-    joined = "\n\n".join(f"({i + 1}) {n}" for i, n in enumerate(notes))
+    """Build the messages that choose one page's facts among its chunks' facts."""
     return [
         SystemMessage(SYSTEM.format(language=language)),
         HumanMessage(
             REDUCE.format(
-                topic=topic, queries=_queries(queries), url=url, title=title, notes=joined
+                topic=topic,
+                queries=_queries(queries),
+                url=url,
+                title=title,
+                notes=format_facts(facts),
+                max_facts=max_facts,
             )
         ),
     ]

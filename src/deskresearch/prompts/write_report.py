@@ -28,9 +28,11 @@ USER = """Research topic:
 
 Write an objective research report on the topic in structured markdown: a title, a short summary,
 sections with headings, and comparative tables where they help. Aim for about {words} words.
-Cite every factual statement inline with the number of its source in square brackets, e.g. [1] or
-[2][3], using only the numbers listed above. Where sources disagree, say so. Do not write a
-references or sources list: it is added automatically.{retry_note}"""
+Each source lists the facts it states. State only those facts, and cite each statement inline
+with the number of the source that states it, in square brackets, e.g. [1] or [2][3]; a figure
+must be written as the source gives it. Where sources disagree, say so. Every cited sentence is
+checked against its source afterwards. Do not write a references or sources list: it is added
+automatically.{retry_note}"""
 
 RETRY_NOTE = """
 
@@ -40,7 +42,7 @@ SOURCE_HEADER = "[{id}] {title} ({site}, {published}) <{url}>"
 
 
 def format_sources(sources: Sequence[Source]) -> str:
-    """Render the ledger as numbered blocks, one per source."""
+    """Render the ledger as numbered blocks: each source's header, then its facts."""
     return "\n\n".join(
         SOURCE_HEADER.format(
             id=s["id"],
@@ -50,7 +52,7 @@ def format_sources(sources: Sequence[Source]) -> str:
             url=s["url"],
         )
         + "\n"
-        + s["summary"]
+        + "\n".join(f"- {f['claim']}" for f in s["facts"])
         for s in sources
     )
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import trafilatura
 
 from deskresearch.errors import FetchError
+from deskresearch.langid import detect_language
 from deskresearch.pdf import pdf_text
 from deskresearch.records import Extracted
 from deskresearch.services.workers import WorkerCrashed, WorkerPool, WorkerTimeout, shared_pool
@@ -43,10 +44,16 @@ def extract_sync(body: bytes | str, *, url: str, content_type: str) -> Extracted
     if content_type == "application/pdf":
         data = body if isinstance(body, bytes) else body.encode("latin-1", errors="replace")
         found = pdf_text(data)
-        return Extracted(text=found[1], title=found[0], published="", site="") if found else None
+        if not found:
+            return None
+        return Extracted(
+            text=found[1], title=found[0], published="", site="", language=detect_language(found[1])
+        )
     if not content_type.startswith(_HTML_TYPES):
         text = _decode(body).strip()
-        return Extracted(text=text, title="", published="", site="") if text else None
+        if not text:
+            return None
+        return Extracted(text=text, title="", published="", site="", language=detect_language(text))
     doc = trafilatura.extract_with_metadata(
         body,
         url=url,
@@ -65,6 +72,7 @@ def extract_sync(body: bytes | str, *, url: str, content_type: str) -> Extracted
         title=(doc.title or "").strip(),
         published=(doc.date or "").strip(),
         site=(doc.sitename or doc.hostname or "").strip(),
+        language=detect_language(text),
     )
 
 

@@ -56,10 +56,12 @@ def _start_worker(parent: int) -> None:
         os.nice(5)
     import trafilatura
 
+    from deskresearch.langid import detect_language
     from deskresearch.services.tokens import encoding
 
     trafilatura.extract("<html><body><article><p>warm up</p></article></body></html>")
     encoding()
+    detect_language("The language model is loaded here, before the first page arrives.")
 
 
 def _ready() -> bool:

@@ -70,20 +70,18 @@ def test_summarise_and_reduce_handlers_keep_what_the_page_has() -> None:
     err = NodeError("x", SearchError("m", "q", "503", transient=True))
     chunk: Any = summarise_failed(cast(Any, {"url": "u", "index": 3}), err).update
     assert chunk["chunk_notes"][0]["index"] == 3 and chunk["provenance"][0]["outcome"] == "failed"
-    page = {"url": "u", "title": "T", "summary": ""}
+    page = {"url": "u", "title": "T", "facts": []}
     state: Any = {
         "url": "u",
         "page": page,
         "chunk_notes": [
-            {"index": 1, "relevant": True, "summary": "b", "error": ""},
-            {"index": 0, "relevant": True, "summary": "a", "error": ""},
+            {"index": 1, "relevant": True, "facts": [{"claim": "b", "quote": "qb"}], "error": ""},
+            {"index": 0, "relevant": True, "facts": [{"claim": "a", "quote": "qa"}], "error": ""},
         ],
     }
     update: Any = reduce_failed(state, err).update
-    assert (
-        update["pages"][0]["summary"] == "a\n\nb"
-        and update["provenance"][0]["outcome"] == "fallback"
-    )
+    assert [f["claim"] for f in update["pages"][0]["facts"]] == ["a", "b"]
+    assert update["provenance"][0]["outcome"] == "fallback"
 
 
 async def test_a_fallback_to_the_next_backend_is_recorded() -> None:

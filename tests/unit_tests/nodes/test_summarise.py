@@ -1,11 +1,24 @@
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from deskresearch.nodes.summarise import ChunkSummary, PageSummary, reduce_page, summarise_chunk
+from deskresearch.nodes.summarise import (
+    MAX_FACTS,
+    ChunkSummary,
+    FactItem,
+    PageFacts,
+    reduce_page,
+    summarise_chunk,
+)
 from tests.support.fakes import ScriptedChat, runtime
 
 pytestmark = pytest.mark.anyio
+
+CHUNK = (
+    "Das Umweltbundesamt meldet, dass 95 Prozent der Bleibatterien recycelt werden. "
+    "Bei Lithium-Ionen-Akkus liegt die Quote deutlich niedriger."
+)
 
 
 def chunk_task(**kw: Any) -> Any:
@@ -16,12 +29,16 @@ def chunk_task(**kw: Any) -> Any:
         "topic": "t",
         "language": "German",
         "index": 0,
-        "chunk": "c",
+        "chunk": CHUNK,
         **kw,
     }
 
 
-def page_state(notes: list[Any]) -> Any:
+def fact(claim: str, quote: str) -> FactItem:
+    return FactItem(claim=claim, quote=quote)
+
+
+def page_state(notes: list[Any], text: str = CHUNK) -> Any:
     page = {
         "url": "u",
         "title": "T",
@@ -31,8 +48,10 @@ def page_state(notes: list[Any]) -> Any:
         "queries": ["q"],
         "text_hash": "h",
         "origin": "page",
-        "summary": "",
+        "facts": [],
         "order": 0,
+        "text": text,
+        "language": "de",
     }
     return {
         "url": "u",
@@ -45,20 +64,58 @@ def page_state(notes: list[Any]) -> Any:
     }
 
 
-def note(i: int, relevant: bool, summary: str = "", error: str = "") -> Any:
-    return {"index": i, "relevant": relevant, "summary": summary, "error": error}
+def note(i: int, relevant: bool, facts: Sequence[tuple[str, str]] = (), error: str = "") -> Any:
+    return {
+        "index": i,
+        "relevant": relevant,
+        "facts": [{"claim": c, "quote": q} for c, q in facts],
+        "error": error,
+    }
 
 
-async def test_summarise_chunk_passes_language_and_keeps_the_summary() -> None:
-    llm = ScriptedChat({"summarise_chunk": [ChunkSummary(relevant=True, summary="95% recovered")]})
+async def test_summarise_chunk_keeps_facts_whose_quote_is_in_the_chunk() -> None:
+    answer = ChunkSummary(
+        relevant=True,
+        facts=[
+            fact(
+                "95 % der Bleibatterien werden recycelt.",
+                "dass 95 Prozent der Bleibatterien recycelt werden",
+            )
+        ],
+    )
+    llm = ScriptedChat({"summarise_chunk": [answer]})
     update = await summarise_chunk(chunk_task(), runtime(), llm=llm)
-    assert update["chunk_notes"] == [note(0, True, "95% recovered")]
+    assert update["chunk_notes"][0]["facts"] == [
+        {
+            "claim": "95 % der Bleibatterien werden recycelt.",
+            "quote": "dass 95 Prozent der Bleibatterien recycelt werden",
+        }
+    ]
+    assert update["chunk_notes"][0]["relevant"] is True
     assert "German" in str(llm.calls[0][1][0].content)
 
 
-async def test_summarise_chunk_treats_relevant_but_empty_as_not_relevant() -> None:
-    llm = ScriptedChat({"summarise_chunk": [ChunkSummary(relevant=True, summary="  ")]})
-    update = await summarise_chunk(chunk_task(), runtime(), llm=llm)
+async def test_summarise_chunk_drops_a_fact_whose_quote_is_not_in_the_chunk_and_says_so() -> None:
+    answer = ChunkSummary(
+        relevant=True,
+        facts=[
+            fact("97 %", "dass 97 Prozent der Bleibatterien recycelt werden"),  # figure changed
+            fact("lower", "Bei Lithium-Ionen-Akkus liegt die Quote deutlich niedriger"),
+        ],
+    )
+    update = await summarise_chunk(
+        chunk_task(), runtime(), llm=ScriptedChat({"summarise_chunk": [answer]})
+    )
+    assert [f["claim"] for f in update["chunk_notes"][0]["facts"]] == ["lower"]
+    [unverified] = [p for p in update["provenance"] if p["outcome"] == "unverified"]
+    assert "1 fact(s)" in unverified["reason"] and "97 Prozent" in unverified["reason"]
+
+
+async def test_summarise_chunk_with_no_verifiable_fact_is_not_relevant() -> None:
+    answer = ChunkSummary(relevant=True, facts=[fact("made up", "a sentence that is not there")])
+    update = await summarise_chunk(
+        chunk_task(), runtime(), llm=ScriptedChat({"summarise_chunk": [answer]})
+    )
     assert update["chunk_notes"][0]["relevant"] is False
 
 
@@ -77,45 +134,54 @@ async def test_reduce_page_drops_a_page_with_no_relevant_chunk() -> None:
     assert "2 chunk(s)" in update["provenance"][0]["reason"]
 
 
-async def test_reduce_page_uses_a_single_relevant_note_without_a_call() -> None:
+async def test_reduce_page_keeps_few_facts_in_chunk_order_without_a_call() -> None:
     llm = ScriptedChat()
-    update = await reduce_page(
-        page_state([note(0, False), note(1, True, "fact")]), runtime(), llm=llm
+    state = page_state(
+        [note(1, True, [("b", "quote b")]), note(0, True, [("a", "quote a")]), note(2, False)]
     )
-    assert update["pages"][0]["summary"] == "fact" and llm.calls == []
+    update = await reduce_page(state, runtime(), llm=llm)
+    assert [f["claim"] for f in update["pages"][0]["facts"]] == ["a", "b"] and llm.calls == []
 
 
-async def test_reduce_page_merges_several_notes_in_chunk_order_with_one_call() -> None:
-    llm = ScriptedChat({"reduce_page": [PageSummary(summary="merged")]})
-    update = await reduce_page(
-        page_state([note(1, True, "second"), note(0, True, "first")]), runtime(), llm=llm
+def _many(n: int) -> tuple[str, list[tuple[str, str]]]:
+    sentences = [f"Messpunkt {i} zeigt einen Anstieg um {i} Prozent im Jahr." for i in range(n)]
+    return " ".join(sentences), [(f"claim {i}", s.rstrip(".")) for i, s in enumerate(sentences)]
+
+
+async def test_reduce_page_asks_the_model_to_choose_when_there_are_too_many_and_checks_its_quotes() -> (
+    None
+):
+    text, facts = _many(MAX_FACTS + 3)
+    chosen = PageFacts(
+        facts=[fact(c, q) for c, q in facts[:2]] + [fact("x", "Messpunkt 99 zeigt einen Anstieg")]
     )
-    assert update["pages"][0]["summary"] == "merged"
-    prompt = str(llm.calls[0][1][1].content)
-    assert prompt.index("first") < prompt.index("second")
+    llm = ScriptedChat({"reduce_page": [chosen]})
+    update = await reduce_page(page_state([note(0, True, facts)], text), runtime(), llm=llm)
+    assert [f["claim"] for f in update["pages"][0]["facts"]] == ["claim 0", "claim 1"]
+    assert any(p["outcome"] == "unverified" for p in update["provenance"])
+    assert "Messpunkt 7" in str(llm.calls[0][1][1].content)
 
 
-async def test_reduce_page_joins_notes_when_the_merge_is_malformed() -> None:
+async def test_reduce_page_keeps_the_first_facts_when_the_choice_is_malformed() -> None:
+    text, facts = _many(MAX_FACTS + 3)
     llm = ScriptedChat({"reduce_page": ["garbage"]})
-    update = await reduce_page(
-        page_state([note(0, True, "a"), note(1, True, "b")]), runtime(), llm=llm
-    )
-    assert (
-        update["pages"][0]["summary"] == "a\n\nb"
-        and update["provenance"][0]["outcome"] == "fallback"
-    )
+    update = await reduce_page(page_state([note(0, True, facts)], text), runtime(), llm=llm)
+    assert [f["claim"] for f in update["pages"][0]["facts"]] == [c for c, _ in facts[:MAX_FACTS]]
+    assert update["provenance"][0]["outcome"] == "fallback"
 
 
 async def test_a_chunk_too_long_for_the_window_is_summarised_in_halves() -> None:
     from deskresearch.errors import ContextLengthError
 
-    text = "First half about lithium.\n\nSecond half about cobalt."
+    text = (
+        "First half says lithium is recovered here.\n\nSecond half says cobalt is recovered there."
+    )
     llm = ScriptedChat(
         {
             "summarise_chunk": [
                 ContextLengthError("too long", status=400),
-                ChunkSummary(relevant=True, summary="lithium facts"),
-                ChunkSummary(relevant=False, summary=""),
+                ChunkSummary(relevant=True, facts=[fact("lithium", "lithium is recovered here")]),
+                ChunkSummary(relevant=False),
             ]
         }
     )
@@ -123,7 +189,7 @@ async def test_a_chunk_too_long_for_the_window_is_summarised_in_halves() -> None
     asked = [m[-1].content for _, m in llm.calls[1:]]
     assert "lithium" in str(asked[0]) and "cobalt" not in str(asked[0])
     assert "cobalt" in str(asked[1]) and "lithium" not in str(asked[1])
-    assert update["chunk_notes"][0]["summary"] == "lithium facts"
+    assert [f["claim"] for f in update["chunk_notes"][0]["facts"]] == ["lithium"]
     assert update["chunk_notes"][0]["relevant"] is True
     assert [p["outcome"] for p in update["provenance"]] == ["fallback"]
     assert "2 parts" in update["provenance"][0]["reason"]

@@ -2,8 +2,10 @@ from typing import Any, cast
 
 import pytest
 
+from deskresearch.context import Context
 from deskresearch.graph import route_after_report, route_after_sources
 from deskresearch.nodes.collect_sources import collect_sources
+from deskresearch.nodes.finish_report import finish_report
 from deskresearch.nodes.insufficient import insufficient_evidence
 from deskresearch.nodes.write_report import UNCITED_WARNING, write_report
 from deskresearch.records import Source
@@ -23,7 +25,8 @@ def source(i: int) -> Source:
         queries=["q"],
         text_hash=f"h{i}",
         origin="page",
-        summary=f"summary {i}",
+        summary=f"- claim {i}",
+        facts=[{"claim": f"claim {i}", "quote": f"quote {i}"}],
     )
 
 
@@ -34,37 +37,47 @@ def state(**kw: Any) -> Any:
         "sources": [source(1), source(2)],
         "report_attempts": 0,
         "report": "",
+        "draft": "",
+        "checks": [],
+        "pages": [],
         "provenance": [],
         **kw,
     }
 
 
-async def test_write_report_removes_unknown_citations_and_appends_ledger_references() -> None:
+async def test_write_report_removes_unknown_citations_and_drops_the_models_references() -> None:
     llm = ScriptedChat(
         {"write_report": ["# R\n\nA [1]. B [5].\n\n## References\n[1] made up https://x.org"]}
     )
     update = await write_report(state(), runtime(), llm=llm)
-    assert "[5]" not in update["report"] and "made up" not in update["report"]
-    assert "<https://e.org/2>" in update["report"]
+    assert update["draft"] == "# R\n\nA [1]. B."
     assert [p["subject"] for p in update["provenance"] if p["outcome"] == "removed"] == ["[5]"]
-    assert (
-        update["status"] == "ok"
-        and route_after_report(cast(Any, {**state(), **update})) == "__end__"
-    )
     assert "fr" in str(llm.calls[0][1][0].content)
+    assert "- claim 2" in str(llm.calls[0][1][1].content), "the writer sees each source's facts"
+    drafted = cast(Any, {**state(), **update})
+    assert route_after_report(drafted, runtime()) == "check_citations"
+    assert route_after_report(drafted, runtime(Context(check_citations=False))) == "finish_report"
+
+
+async def test_finish_report_appends_the_ledger_references_and_lists_unchecked_citations() -> None:
+    drafted = cast(Any, {**state(), "draft": "# R\n\nA [1]. B [2]."})
+    update = await finish_report(drafted, runtime(Context(check_citations=False)))
+    assert update["status"] == "ok" and "<https://e.org/2>" in update["report"]
+    assert [(c["verdict"], c["sources"]) for c in update["citations"]] == [
+        ("unchecked", [1]),
+        ("unchecked", [2]),
+    ]
 
 
 async def test_write_report_retries_an_uncited_draft_once_then_flags_it() -> None:
     llm = ScriptedChat({"write_report": ["no citations", "still none"]})
     first = await write_report(state(), runtime(), llm=llm)
-    assert "report" not in first and first["report_attempts"] == 1
-    assert route_after_report(cast(Any, {**state(), **first})) == "write_report"
+    assert "draft" not in first and first["report_attempts"] == 1
+    assert route_after_report(cast(Any, {**state(), **first}), runtime()) == "write_report"
     second = await write_report(state(report_attempts=1), runtime(), llm=llm)
-    assert second["report"].startswith(UNCITED_WARNING)
+    assert second["draft"].startswith(UNCITED_WARNING)
     assert second["provenance"][-1]["outcome"] == "flagged"
-    assert "cited no source" in str(llm.calls[1][1][1].content) or "cited no" in str(
-        llm.calls[1][1][1].content
-    )
+    assert "cited no source" in str(llm.calls[1][1][1].content)
 
 
 async def test_collect_sources_numbers_pages_and_merges_same_text() -> None:
@@ -78,8 +91,10 @@ async def test_collect_sources_numbers_pages_and_merges_same_text() -> None:
             "queries": [q],
             "text_hash": h,
             "origin": "page",
-            "summary": "s",
+            "facts": [{"claim": "c", "quote": "q"}],
             "order": order,
+            "text": "t",
+            "language": "en",
         }
 
     pages = [

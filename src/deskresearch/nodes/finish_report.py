@@ -1,0 +1,124 @@
+"""finish_report: apply the citation check to the draft, add the references and the check's account.
+
+Re-cited sentences point at their new source, rewritten ones take their replacement, removed ones
+go (grounding.draft keeps paragraphs and headings consistent). The result's ``citations`` lists
+every cited sentence with its verdict; the report ends with the references from the ledger and,
+when the check changed or could not check something, an appendix saying what and why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from deskresearch.citations import ids_in, recite, render_references
+from deskresearch.context import Context, resolve
+from deskresearch.grounding.draft import SentenceKey, cited_sentences, edit, parse
+from deskresearch.grounding.ledger import summary_line
+from deskresearch.progress import cached_calls_note, emit, note
+from deskresearch.records import Citation, Provenance, Verdict
+from deskresearch.state import ResearchState, SentenceCheck
+
+_VERDICT: dict[str, Verdict] = {
+    "supported": "supported",
+    "re-cited": "re-cited",
+    "rewritten": "rewritten",
+    "unsupported": "removed",
+    "removed": "removed",
+    "pending": "unchecked",
+    "unchecked": "unchecked",
+}
+
+
+def _final_text(check: SentenceCheck, verdict: Verdict) -> str | None:
+    """The sentence as the report will have it (None: removed; unchanged: itself)."""
+    if verdict == "removed":
+        return None
+    if verdict == "rewritten":
+        return check["replacement"]
+    if verdict == "re-cited" and check["source"] is not None:
+        return recite(check["sentence"], [check["source"]])
+    return check["sentence"]
+
+
+def citation_of(check: SentenceCheck) -> Citation:
+    """The public record of one checked sentence."""
+    verdict = _VERDICT[check["status"]]
+    text = _final_text(check, verdict)
+    return Citation(
+        sentence=text or "",
+        original=check["sentence"],
+        sources=ids_in(text) if text else list(check["cites"]),
+        verdict=verdict,
+        quote=check["quote"],
+        quote_source=check["source"] if check["quote"] else None,
+        decided_by=check["decided_by"] if verdict != "unchecked" else "none",
+        reason=check["reason"],
+        section=check["section"],
+    )
+
+
+def unchecked(state: ResearchState) -> list[SentenceCheck]:
+    """Every cited sentence of the draft, marked unchecked (the check is turned off)."""
+    return [
+        SentenceCheck(
+            unit=s.key[0],
+            index=s.key[1],
+            sentence=s.text,
+            cites=list(s.cites),
+            section=s.section,
+            status="unchecked",
+            source=None,
+            quote="",
+            decided_by="none",
+            reason="the citation check is turned off",
+            candidates=[],
+            replacement="",
+        )  # fmt: skip
+        for s in cited_sentences(parse(state["draft"], state["language"]))
+    ]
+
+
+def appendix(citations: list[Citation]) -> str:
+    """The report's account of the check: what was removed or left unchecked, and why."""
+    removed = [c for c in citations if c["verdict"] == "removed"]
+    open_ = [c for c in citations if c["verdict"] == "unchecked"]
+    if not removed and not open_:
+        return ""
+    lines = ["## Citation check", "", f"Cited sentences: {summary_line(citations)}.", ""]
+    if removed:
+        lines += ["Removed, because no source read for this report states them:", ""]
+        lines += [f"- “{c['original']}” ({c['reason']})" for c in removed]
+        lines.append("")
+    if open_:
+        lines += ["Left in the report but not checked (treat them with caution):", ""]
+        lines += [f"- “{c['original']}” ({c['reason']})" for c in open_]
+    return "\n".join(lines).rstrip()
+
+
+async def finish_report(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Compose the final report and the ``citations`` list."""
+    ctx = resolve(runtime)
+    checks = state["checks"] if ctx.check_citations else unchecked(state)
+    citations = [citation_of(c) for c in checks]
+    changes: dict[SentenceKey, str | None] = {}
+    for check, cite in zip(checks, citations, strict=True):
+        if cite["sentence"] != check["sentence"]:
+            changes[(check["unit"], check["index"])] = cite["sentence"] or None
+    body = edit(state["draft"], state["language"], changes)
+    parts = [body, render_references(state["sources"]), appendix(citations)]
+    provenance: list[Provenance] = [
+        note("finish_report", c["original"][:200], "removed", c["reason"])
+        for c in citations
+        if c["verdict"] == "removed"
+    ]
+    provenance += cached_calls_note("finish_report", state.get("usage", []))
+    line = summary_line(citations)
+    emit(runtime, "finish_report", "finished", citations=line)
+    return {
+        "report": "\n\n".join(p for p in parts if p) + "\n",
+        "citations": citations,
+        "status": "ok",
+        "provenance": provenance,
+    }

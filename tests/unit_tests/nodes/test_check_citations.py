@@ -1,0 +1,220 @@
+from typing import Any, cast
+
+import pytest
+from langgraph.errors import NodeError
+
+from deskresearch.errors import ModelCallError, SearchError
+from deskresearch.graph import route_after_check, route_after_judge
+from deskresearch.nodes.check_citations import (
+    Judgement,
+    Judgements,
+    check_citations,
+    judge_citations,
+    judge_failed,
+)
+from deskresearch.nodes.finish_report import finish_report
+from deskresearch.nodes.repair_report import Fix, Fixes, repair_failed, repair_report
+from deskresearch.records import Source
+from tests.support.fakes import ScriptedChat, runtime
+
+pytestmark = pytest.mark.anyio
+
+TEXTS = {
+    1: "Lead-acid batteries are the most recycled consumer product. About 99 percent of their "
+    "lead is recovered and used again in new batteries.",
+    2: "Only about 5 percent of lithium-ion batteries are recycled today, the agency says. "
+    "Hydrometallurgy recovers cobalt and nickel from the black mass.",
+    3: "Rund 5 Prozent der Lithium-Ionen-Akkus werden heute recycelt, sagt das Amt.",
+}
+QUOTES = {
+    1: "About 99 percent of their lead is recovered and used again in new batteries",
+    2: "Hydrometallurgy recovers cobalt and nickel from the black mass",
+    3: "Rund 5 Prozent der Lithium-Ionen-Akkus werden heute recycelt",
+}
+CLAIMS = {
+    1: "About 99 percent of the lead in lead-acid batteries is recovered.",
+    2: "Hydrometallurgy recovers cobalt and nickel from black mass.",
+    3: "About 5 percent of lithium-ion batteries are recycled today.",
+}
+LANGS = {1: "en", 2: "en", 3: "de"}
+
+
+def source(i: int) -> Source:
+    return Source(id=i, url=f"https://e.org/{i}", title=f"T{i}", site="", published="",
+                  date_read="2026-01-01", queries=["q"], text_hash=f"h{i}", origin="page",
+                  summary=f"- {CLAIMS[i]}", facts=[{"claim": CLAIMS[i], "quote": QUOTES[i]}])  # fmt: skip
+
+
+def page(i: int) -> Any:
+    return {"text_hash": f"h{i}", "text": TEXTS[i], "language": LANGS[i]}
+
+
+DRAFT = """# Batteries
+
+## Lead
+
+About 99 percent of the lead in lead-acid batteries is recovered [1]. Lead-acid batteries are \
+the most recycled consumer product [1].
+
+## Lithium
+
+- Hydrometallurgy recovers cobalt and nickel from the black mass [1].
+- About 5 percent of lithium-ion batteries are recycled today [3].
+- About 42 percent of lithium is recovered by smelting [2].
+
+| metric | value |
+|---|---|
+| lead recovered | 77 percent [1] |
+"""
+
+
+def state(**kw: Any) -> Any:
+    return {
+        "topic": "t",
+        "language": "en-us",
+        "draft": DRAFT,
+        "sources": [source(1), source(2), source(3)],
+        "pages": [page(1), page(2), page(3)],
+        "checks": [],
+        "usage": [],
+        **kw,
+    }
+
+
+async def checked() -> Any:
+    return {**state(), **(await check_citations(state(), runtime()))}
+
+
+def status_of(s: Any) -> list[tuple[str, str]]:
+    return [(c["sentence"][:20], c["status"]) for c in s["checks"]]
+
+
+async def test_code_decides_words_and_figures_and_leaves_the_rest_pending() -> None:
+    s = await checked()
+    assert status_of(s) == [
+        ("About 99 percent of ", "supported"),
+        ("Lead-acid batteries ", "supported"),
+        ("Hydrometallurgy reco", "pending"),  # wrong source, no figure: the judge decides
+        ("About 5 percent of l", "pending"),  # a German source: the judge decides
+        ("About 42 percent of ", "unsupported"),  # 42 is in no source: fabricated
+        ("| lead recovered | 7", "unsupported"),
+    ]
+    assert [c["decided_by"] for c in s["checks"]][:2] == ["lexical", "lexical"]
+    assert route_after_check(s) == "judge_citations"
+
+
+async def test_the_judge_is_believed_only_with_a_quote_found_in_the_source_it_names() -> None:
+    s = await checked()
+    verdicts = Judgements(
+        judgements=[
+            Judgement(sentence=1, verdict="other_source", source=2, quote=QUOTES[2]),
+            Judgement(sentence=2, verdict="supported", source=3, quote="5 Prozent werden recycelt"),
+        ]
+    )
+    llm = ScriptedChat({"judge_citations": [verdicts]})
+    after: Any = {**s, **(await judge_citations(s, runtime(), llm=llm))}
+    pending = [c for c in after["checks"] if c["sentence"].startswith(("Hydro", "About 5"))]
+    assert [(c["status"], c["source"], c["decided_by"]) for c in pending] == [
+        ("re-cited", 2, "model"),
+        ("unsupported", None, "model"),  # that quote is not in source 3's text: not believed
+    ]
+    assert "quote is not in source [3]" in pending[1]["reason"]
+    prompt = str(llm.calls[0][1][1].content)
+    assert "S1: Hydrometallurgy" in prompt and "[2] T2" in prompt, "candidates are shown"
+    assert route_after_judge(after) == "repair_report"
+
+
+async def test_a_malformed_judge_answer_leaves_pending_sentences_unchecked() -> None:
+    s = await checked()
+    after: Any = {
+        **s,
+        **(await judge_citations(s, runtime(), llm=ScriptedChat({"judge_citations": ["junk"]}))),
+    }
+    assert [c["status"] for c in after["checks"]].count("unchecked") == 2
+    out = await finish_report(after, runtime())
+    unchecked = [c for c in out["citations"] if c["verdict"] == "unchecked"]
+    assert len(unchecked) == 2 and all(c["decided_by"] == "none" for c in unchecked)
+    assert "Hydrometallurgy recovers" in out["report"], "unchecked sentences stay"
+    assert "not checked" in out["report"]
+
+
+def test_a_judge_that_fails_for_good_leaves_sentences_unchecked_and_goes_on() -> None:
+    s = cast(
+        Any,
+        {"checks": [{"status": "pending", "reason": ""}, {"status": "unsupported", "reason": ""}]},
+    )
+    command = judge_failed(s, NodeError("judge_citations", ModelCallError("503", transient=True)))
+    assert [c["status"] for c in command.update["checks"]] == ["unchecked", "unsupported"]  # type: ignore[index]
+    assert command.goto == "repair_report"
+    with pytest.raises(ValueError):
+        judge_failed(s, NodeError("judge_citations", ValueError("a bug")))
+
+
+async def test_one_rewrite_call_for_the_unsupported_and_only_confirmed_rewrites_stay() -> None:
+    s = await checked()
+    s["checks"] = [
+        c if c["status"] != "pending" else {**c, "status": "supported"} for c in s["checks"]
+    ]
+    fixes = Fixes(
+        fixes=[
+            Fix(
+                sentence=1,
+                replacement="Hydrometallurgy recovers cobalt and nickel from the black mass [2].",
+                source=2,
+                quote=QUOTES[2],
+            )
+        ]  # fmt: skip
+    )
+    llm = ScriptedChat({"repair_report": [fixes]})
+    after: Any = {**s, **(await repair_report(s, runtime(), llm=llm))}
+    assert len(llm.calls) == 1, "one rewrite call"
+    prompt = str(llm.calls[0][1][1].content)
+    assert "About 42 percent" in prompt and "| lead recovered" not in prompt, (
+        "rows are not rewritten"
+    )
+    assert "[3] T3" not in prompt, "only the evidence the flagged paragraphs cite"
+    final = {c["sentence"][:16]: c["status"] for c in after["checks"]}
+    assert final["About 42 percent"] == "rewritten"
+    assert final["| lead recovered"] == "removed"
+    out = await finish_report(after, runtime())
+    body, appendix = out["report"].split("## References")
+    assert "About 42 percent" not in body and "77 percent" not in body
+    assert "| metric |" not in body, "a table left without rows goes"
+    assert "from the black mass [2]." in body and body.count("## Lithium") == 1
+    assert "## Citation check" in appendix and "77 percent" in appendix, "removed, and why"
+    assert [p["outcome"] for p in out["provenance"]].count("removed") == 1
+
+
+async def test_a_rewrite_with_a_figure_its_source_lacks_is_removed() -> None:
+    s = await checked()
+    fixes = Fixes(
+        fixes=[
+            Fix(
+                sentence=1,
+                replacement="About 43 percent is recovered [2].",
+                source=2,
+                quote=QUOTES[2],
+            )
+        ]
+    )
+    after: Any = {
+        **s,
+        **(await repair_report(s, runtime(), llm=ScriptedChat({"repair_report": [fixes]}))),
+    }
+    [fixed] = [c for c in after["checks"] if c["sentence"].startswith("About 42")]
+    assert fixed["status"] == "removed" and "43" in fixed["reason"]
+
+
+def test_a_rewrite_call_that_fails_for_good_removes_the_unsupported() -> None:
+    s = cast(
+        Any,
+        {
+            "checks": [
+                {"status": "unsupported", "reason": "r"},
+                {"status": "supported", "reason": ""},
+            ]
+        },
+    )
+    command = repair_failed(s, NodeError("repair_report", SearchError("x", "q", "down")))
+    assert [c["status"] for c in command.update["checks"]] == ["removed", "supported"]  # type: ignore[index]
+    assert command.goto == "finish_report"
