@@ -26,6 +26,7 @@ from deskresearch.cli_review import answer_from, show_plan
 from deskresearch.context import ENV_PREFIX, Context, field_description, field_names, validated
 from deskresearch.errors import ConfigError
 from deskresearch.graph import MAX_CONCURRENCY, build_graph
+from deskresearch.grounding.ledger import summary_line
 from deskresearch.services.checkpoints import (
     CHECKPOINTS_ENV,
     default_location,
@@ -209,7 +210,7 @@ def write_outputs(
     slug = slug_for(topic)
     md, js = out_dir / f"{slug}.md", out_dir / f"{slug}.json"
     md.write_text(result.get("report", ""), encoding="utf-8")
-    keys = ("status", "report", "sources", "queries", "usage", "provenance")
+    keys = ("status", "report", "sources", "queries", "citations", "usage", "provenance")
     payload = {
         "topic": topic,
         "settings": dataclasses.asdict(ctx),
@@ -255,6 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         + calls,
         file=sys.stderr,
     )
+    if result.get("citations"):
+        print(f"citations: {summary_line(result['citations'])}", file=sys.stderr)
     print(md)
     return EXIT_OK if result["status"] == "ok" else EXIT_INSUFFICIENT
 

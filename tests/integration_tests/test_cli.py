@@ -53,6 +53,12 @@ def test_cli_writes_report_and_json_and_exits_0(web: FakeWeb, tmp_path: Path) ->
     assert {"report", "sources", "queries", "usage", "provenance", "status"} <= set(data)
     assert "[summarise_chunk] finished" in proc.stderr and "[write_report] finished" in proc.stderr
     assert "test-key" not in md.read_text(encoding="utf-8") + json.dumps(data)
+    verdicts = [c["verdict"] for c in data["citations"]]
+    assert (
+        verdicts
+        and f"citations: {len(verdicts)} checked · {verdicts.count('supported')} supported"
+        in proc.stderr
+    )
 
 
 def test_cli_exits_2_on_insufficient_evidence(web: FakeWeb, tmp_path: Path) -> None:

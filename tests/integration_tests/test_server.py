@@ -109,6 +109,7 @@ async def test_a_streamed_run_reports_progress_and_keeps_state_and_history(
         assert "error" not in events, events.get("error")
         stages = {e["stage"] for e in events["custom"]}
         assert {"start_run", "read_page", "summarise_chunk", "write_report"} <= stages
+        assert {"check_citations", "finish_report"} <= stages
         state = await client.threads.get_state(thread["thread_id"])
         values: dict[str, Any] = state["values"]  # type: ignore[assignment]
         assert (
@@ -138,6 +139,12 @@ async def test_five_runs_at_once_all_finish(server: str) -> None:
 
         results = await asyncio.gather(*(one(i) for i in range(5)))
         assert [r["status"] for r in results] == ["ok"] * 5
+        # The served output carries the citation check's verdict on every cited sentence.
+        for r in results:
+            assert r["citations"] and all(c["verdict"] == "supported" for c in r["citations"])
+            assert all(
+                c["quote"] and c["decided_by"] in ("lexical", "model") for c in r["citations"]
+            )
 
 
 class Desk(TypedDict, total=False):
