@@ -51,6 +51,12 @@ class ModelFields:
             json_schema_extra=_MODEL_PICKER,
         ),
     ] = "gpt-4o"
+    report_mode: Annotated[
+        Literal["sections", "single"],
+        Field(
+            description="sections: an outline first, then every section written at the same time (faster; falls back to single if the outline is unusable). single: the whole report in one call.",
+        ),
+    ] = "sections"
     check_citations: Annotated[
         bool,
         Field(

@@ -3,7 +3,9 @@
     start_run → generate_keywords ⟲ (malformed: retry, then keywords_fallback)
       → search_keyword* → plan_queries → research_query* [search_query → rank_urls]
       → dedup_urls → review_plan (interrupt, if asked) → process_page* [read_page → summarise_chunk* → reduce_page]
-      → collect_sources → write_report ⟲ (uncited: once) | insufficient_evidence
+      → collect_sources → plan_report → write_section* → assemble_report (sections mode)
+                        | write_report ⟲ (single mode; sections' fallback; uncited: once)
+                        | insufficient_evidence
       → check_citations → judge_citations (undecided sentences) → repair_report (unsupported ones)
       → finish_report
 
@@ -49,6 +51,7 @@ from deskresearch.state import (
     ResearchInput,
     ResearchOutput,
     ResearchState,
+    SectionTask,
 )
 
 TRANSIENT = RetryPolicy(
@@ -118,9 +121,21 @@ def fan_out_chunks(state: PageState) -> Literal["__end__"] | list[Send]:
     ]
 
 
-def route_after_sources(state: ResearchState) -> Literal["write_report", "insufficient_evidence"]:
-    """Write a report only from sources we read."""
-    return "write_report" if state["sources"] else "insufficient_evidence"
+def route_after_sources(
+    state: ResearchState, runtime: Runtime[Context]
+) -> Literal["plan_report", "write_report", "insufficient_evidence"]:
+    """Write a report only from sources we read: in sections (outline first), or in one call."""
+    if not state["sources"]:
+        return "insufficient_evidence"
+    return "plan_report" if resolve(runtime).report_mode == "sections" else "write_report"
+
+
+def fan_out_sections(
+    state: ResearchState, runtime: Runtime[Context]
+) -> Literal["write_report"] | list[Send]:
+    """Every section at the same time; no usable outline: the report in one call."""
+    tasks = nodes.section_tasks(state, resolve(runtime).report_words)
+    return [Send("write_section", t) for t in tasks] or "write_report"
 
 
 def route_after_report(
@@ -210,6 +225,10 @@ def build_graph(
     g.add_node("review_plan", nodes.review_plan)
     g.add_node("process_page", p.compile(name="process_page"), input_schema=PageTask)
     g.add_node("collect_sources", nodes.collect_sources)
+    g.add_node("plan_report", partial(nodes.plan_report, llm=svc.llm), retry_policy=TRANSIENT)
+    g.add_node("write_section", partial(nodes.write_section, llm=svc.llm), input_schema=SectionTask,
+               retry_policy=TRANSIENT, error_handler=nodes.section_failed)
+    g.add_node("assemble_report", nodes.assemble_report)
     g.add_node("write_report", partial(nodes.write_report, llm=svc.llm), retry_policy=TRANSIENT)
     g.add_node("check_citations", nodes.check_citations)
     g.add_node("judge_citations", partial(nodes.judge_citations, llm=svc.llm), retry_policy=TRANSIENT,
@@ -230,7 +249,12 @@ def build_graph(
     g.add_edge("dedup_urls", "review_plan")
     g.add_conditional_edges("review_plan", route_after_dedup, ["process_page", "insufficient_evidence"])
     g.add_edge("process_page", "collect_sources")
-    g.add_conditional_edges("collect_sources", route_after_sources, ["write_report", "insufficient_evidence"])
+    g.add_conditional_edges("collect_sources", route_after_sources,
+                            ["plan_report", "write_report", "insufficient_evidence"])
+    g.add_conditional_edges("plan_report", fan_out_sections, ["write_section", "write_report"])
+    g.add_edge("write_section", "assemble_report")
+    g.add_conditional_edges("assemble_report", route_after_report,
+                            ["write_report", "check_citations", "finish_report"])
     g.add_conditional_edges("write_report", route_after_report,
                             ["write_report", "check_citations", "finish_report"])
     g.add_conditional_edges("check_citations", route_after_check,

@@ -85,6 +85,30 @@ class PageDigest(TypedDict):
     language: str  # two-letter code of the text ("" when unknown)
 
 
+class SectionPlan(TypedDict):
+    """One section of the outline: its heading, what it covers, the sources it draws on."""
+
+    heading: str
+    focus: str
+    sources: list[int]
+
+
+class ReportOutline(TypedDict):
+    """The report's title and sections (sections mode)."""
+
+    title: str
+    sections: list[SectionPlan]
+
+
+class SectionDraft(TypedDict):
+    """One written section (sections mode)."""
+
+    index: int
+    heading: str
+    text: str  # "" when the section could not be written
+    error: str
+
+
 CheckStatus = Literal[
     "supported", "re-cited", "pending", "unsupported", "rewritten", "removed", "unchecked"
 ]
@@ -155,7 +179,11 @@ class ResearchState(ResearchInput, ResearchOutput):
     pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
     report_attempts: int  # nodes/write_report.py
     report_cited: bool  # nodes/write_report.py
-    draft: str  # nodes/write_report.py: the report body, before the check and the references
+    outline: ReportOutline | None  # nodes/plan_report.py (None: single mode, or no usable outline)
+    sections: Annotated[list[SectionDraft], operator.add]  # nodes/write_sections.py
+    # nodes/write_report.py, nodes/write_sections.py (assemble_report): the report body,
+    # before the citation check and the references
+    draft: str
     # nodes/check_citations.py (check_citations, judge_citations), nodes/repair_report.py:
     # each node hands the whole list on (sequential, no reducer)
     checks: list[SentenceCheck]
@@ -221,6 +249,20 @@ class PageState(PageTask, PageOutput):
     chunks: list[str]  # nodes/read_page.py; empty when the page was rejected
     page: NotRequired[PageDigest]  # nodes/read_page.py, without its facts yet
     chunk_notes: Annotated[list[ChunkNote], operator.add]  # nodes/summarise.py (summarise_chunk)
+
+
+class SectionTask(TypedDict):
+    """Payload of one write_section branch."""
+
+    index: int
+    topic: str
+    language: str
+    title: str
+    headings: list[str]
+    plan: SectionPlan
+    position: Literal["first", "middle", "last"]
+    sources: list[Source]
+    words: int
 
 
 class ChunkTask(TypedDict):

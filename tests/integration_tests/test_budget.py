@@ -24,7 +24,7 @@ async def test_a_spent_budget_stops_gathering_and_the_report_says_so(web: FakeWe
     spent = sum(u["input_tokens"] + u["output_tokens"] for u in out["usage"]
                 if u["stage"] in ("rank_urls", "summarise_chunk", "reduce_page"))  # fmt: skip
     assert spent < gathered / 2, "gathering stopped (calls in flight at the limit may finish)"
-    assert len(web.model.calls(REPORT)) == 1, "the report is written all the same"
+    assert web.model.calls(REPORT), "the report is written all the same"
     assert out["sources"], "from what it had gathered"
 
 

@@ -51,7 +51,7 @@ def test_cli_writes_report_and_json_and_exits_0(web: FakeWeb, tmp_path: Path) ->
     assert md.read_text(encoding="utf-8") == data["report"]
     assert data["status"] == "ok" and data["sources"] and data["settings"]["language"] == "fr"
     assert {"report", "sources", "queries", "usage", "provenance", "status"} <= set(data)
-    assert "[summarise_chunk] finished" in proc.stderr and "[write_report] finished" in proc.stderr
+    assert "[summarise_chunk] finished" in proc.stderr and "[finish_report] finished" in proc.stderr
     assert "test-key" not in md.read_text(encoding="utf-8") + json.dumps(data)
     verdicts = [c["verdict"] for c in data["citations"]]
     assert (

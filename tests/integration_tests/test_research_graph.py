@@ -69,7 +69,9 @@ async def test_report_cites_only_pages_read_and_provenance_explains_every_url(we
         "plan_queries",
         "rank_urls",
         "summarise_chunk",
-        "write_report",
+        "plan_report",
+        "write_section",
+        "judge_citations",
     } <= stages
     assert all(u["calls"] >= 1 and u["input_tokens"] > 0 for u in out["usage"])
     issued = {p["subject"] for p in out["provenance"] if p["outcome"] == "issued"}
@@ -81,7 +83,9 @@ async def test_misbehaving_model_falls_back_and_records_it(web: FakeWeb) -> None
     web.model.fail("Ranking", "out_of_range")
     web.model.fail("QueryPlan", "malformed")
     web.model.fail(REPORT, "uncited", "unknown_citation")
-    out = await run(web, max_output_retries=1, structured_output="json_schema")
+    out = await run(
+        web, max_output_retries=1, structured_output="json_schema", report_mode="single"
+    )
     prov = out["provenance"]
     assert [p["outcome"] for p in prov if p["stage"] == "generate_keywords"] == ["failed", "failed"]
     assert any(p["stage"] == "keywords_fallback" and p["outcome"] == "fallback" for p in prov)
@@ -160,19 +164,24 @@ async def test_empty_topic_is_rejected_before_any_call(web: FakeWeb) -> None:
 # langchain-openai dumps openai's ParsedChatCompletion when a streaming callback is attached;
 # pydantic warns about the `parsed` field there. Harmless, upstream, only in messages mode.
 @pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
-async def test_messages_mode_streams_the_report_tokens_and_nothing_else(web: FakeWeb) -> None:
+@pytest.mark.parametrize(
+    ("mode", "writer"), [("sections", "write_section"), ("single", "write_report")]
+)
+async def test_messages_mode_streams_the_report_tokens_and_nothing_else(
+    web: FakeWeb, mode: str, writer: str
+) -> None:
     graph = graph_for(web)
     nodes: set[str] = set()
     text = ""
     async for chunk, meta in graph.astream(
         {"topic": "EV battery recycling"},
-        context=context_for(web, url_per_query=2),
+        context=context_for(web, url_per_query=2, report_mode=mode),
         stream_mode="messages",
         subgraphs=False,
     ):
         nodes.add(meta["langgraph_node"])
         text += str(chunk.content)
-    assert nodes == {"write_report"}  # structured calls carry langsmith:nostream
+    assert nodes == {writer}  # structured calls (outline, judge) carry langsmith:nostream
     assert "[1]" in text and len(text) > 100
 
 
@@ -189,3 +198,22 @@ async def test_review_plan_pauses_and_a_resume_drops_pages(web: FakeWeb) -> None
     assert not {s["url"] for s in out["sources"]} & set(pages[:2])
     dropped = [p for p in out["provenance"] if p["reason"] == "dropped at review"]
     assert sorted(p["subject"] for p in dropped) == sorted(pages[:2])
+
+
+async def test_sections_mode_cites_what_single_mode_cites_with_checks_no_worse(
+    web: FakeWeb,
+) -> None:
+    single = await run(web, report_mode="single")
+    sections = await run(web, report_mode="sections")
+
+    def cited(out: dict[str, Any]) -> set[int]:
+        return {i for c in out["citations"] for i in c["sources"]}
+
+    def supported(out: dict[str, Any]) -> int:
+        return sum(c["verdict"] == "supported" for c in out["citations"])
+
+    assert cited(single) and cited(sections) >= cited(single)
+    assert supported(sections) >= supported(single)
+    assert "## Overview" in sections["report"] and "## Conclusion" in sections["report"]
+    outline_calls = web.model.calls("Outline")
+    assert len(outline_calls) == 1, "one outline call, then the sections at once"

@@ -108,7 +108,7 @@ async def test_a_streamed_run_reports_progress_and_keeps_state_and_history(
             events.setdefault(part.event.split("|")[0], []).append(part.data)
         assert "error" not in events, events.get("error")
         stages = {e["stage"] for e in events["custom"]}
-        assert {"start_run", "read_page", "summarise_chunk", "write_report"} <= stages
+        assert {"start_run", "read_page", "summarise_chunk", "write_section"} <= stages
         assert {"check_citations", "finish_report"} <= stages
         state = await client.threads.get_state(thread["thread_id"])
         values: dict[str, Any] = state["values"]  # type: ignore[assignment]
@@ -164,7 +164,7 @@ async def test_remote_graph_serves_as_a_node_of_a_parent_graph(server: str) -> N
 
 def test_the_readme_sdk_example_runs(server: str, web: FakeWeb) -> None:
     out = run_example("sdk", web, DESKRESEARCH_SERVER=server)
-    assert "write_report finished" in out and "[1]" in out
+    assert "write_section finished" in out and "[1]" in out
 
 
 def test_langgraph_validate_accepts_the_config() -> None:

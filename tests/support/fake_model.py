@@ -178,6 +178,9 @@ class FakeModel:
             return {"relevant": True, "facts": facts_of(raw, self.facts_per_chunk)}
         if stage == "PageFacts":
             return {"facts": given_facts(user)[:12]}
+        if stage == "Outline":
+            block = _SOURCES.search(user)
+            return outline(list(first_claims(block.group(1) if block else "")))
         if stage == "Judgements":
             return {"judgements": judge(user)}
         if stage == "Fixes":
@@ -189,6 +192,8 @@ class FakeModel:
             claims = first_claims(block.group(1) if block else "")
             if fault == "uncited":
                 return "# Report\n\nA report that cites nothing at all."
+            if _SECTION.search(user):
+                return "\n".join(f"- {claim} [{i}]." for i, claim in claims.items())
             lines = ["# Research report", "", "## Findings", ""]
             lines += [f"- {claim} [{i}]." for i, claim in claims.items()]
             if fault == "unknown_citation":
@@ -267,6 +272,21 @@ def first_claims(block: str) -> dict[int, str]:
         if head and fact:
             claims[int(head.group(1))] = fact.group(1).rstrip(".")
     return claims
+
+
+_SECTION = re.compile(r'^Write the section "', re.MULTILINE)
+
+
+def outline(ids: list[int]) -> dict[str, Any]:
+    """An outline that gives each source to one section: overview, aspects, conclusion."""
+    middle = max(1, min(3, (len(ids) - 2 + 1) // 2))
+    groups: list[list[int]] = [ids[:1], *[ids[1:-1][k::middle] for k in range(middle)], ids[-1:]]
+    names = ["Overview", *[f"Aspect {k + 1}" for k in range(middle)], "Conclusion"]
+    sections = [
+        {"heading": name, "focus": f"what the sources say on {name.lower()}", "sources": group}
+        for name, group in zip(names, groups, strict=True)
+    ]
+    return {"title": "Research report", "sections": sections}
 
 
 _JUDGED = re.compile(r"^S(\d+): (.*?)  \(cites ([\d, ]+)\)$", re.MULTILINE)

@@ -7,6 +7,7 @@ from deskresearch.nodes.finish_report import finish_report
 from deskresearch.nodes.insufficient import insufficient_evidence
 from deskresearch.nodes.keywords import generate_keywords, keywords_fallback
 from deskresearch.nodes.plan_queries import plan_queries
+from deskresearch.nodes.plan_report import plan_report
 from deskresearch.nodes.rank_urls import rank_failed, rank_urls
 from deskresearch.nodes.read_page import read_failed, read_page
 from deskresearch.nodes.repair_report import repair_failed, repair_report
@@ -20,8 +21,15 @@ from deskresearch.nodes.summarise import (
     summarise_failed,
 )
 from deskresearch.nodes.write_report import write_report
+from deskresearch.nodes.write_sections import (
+    assemble_report,
+    section_failed,
+    section_tasks,
+    write_section,
+)
 
 __all__ = [
+    "assemble_report",
     "check_citations",
     "collect_sources",
     "dedup_urls",
@@ -32,6 +40,7 @@ __all__ = [
     "judge_failed",
     "keywords_fallback",
     "plan_queries",
+    "plan_report",
     "rank_failed",
     "rank_urls",
     "read_failed",
@@ -44,8 +53,11 @@ __all__ = [
     "search_failed",
     "search_keyword",
     "search_query",
+    "section_failed",
+    "section_tasks",
     "start_run",
     "summarise_chunk",
     "summarise_failed",
     "write_report",
+    "write_section",
 ]

@@ -87,7 +87,9 @@ class Judgement(BaseModel):
         default=None,
         description="The source that states it: one it cites (supported) or another (other_source).",
     )
-    quote: str = Field(default="", description="That source's words stating it, copied exactly.")
+    quote: str = Field(
+        default="", description="The 3 to 15 words of that source's quotes that decide it, exactly."
+    )
 
 
 class Judgements(BaseModel):

@@ -14,11 +14,18 @@ from langgraph.runtime import Runtime
 
 from deskresearch.citations import ids_in, recite, render_references
 from deskresearch.context import Context, resolve
+from deskresearch.errors import budget_reached
 from deskresearch.grounding.draft import SentenceKey, cited_sentences, edit, parse
 from deskresearch.grounding.ledger import summary_line
 from deskresearch.progress import cached_calls_note, emit, note
 from deskresearch.records import Citation, Provenance, Verdict
 from deskresearch.state import ResearchState, SentenceCheck
+
+BUDGET_NOTE = (
+    "> **Note:** the run reached its token budget ({budget}) and stopped gathering: this report "
+    "is written from the {sources} source(s) read until then. Pages left unread are listed in "
+    "the provenance."
+)
 
 _VERDICT: dict[str, Verdict] = {
     "supported": "supported",
@@ -107,6 +114,8 @@ async def finish_report(state: ResearchState, runtime: Runtime[Context]) -> dict
         if cite["sentence"] != check["sentence"]:
             changes[(check["unit"], check["index"])] = cite["sentence"] or None
     body = edit(state["draft"], state["language"], changes)
+    if budget_reached(state["provenance"]):
+        body = f"{BUDGET_NOTE.format(budget=ctx.token_budget, sources=len(state['sources']))}\n\n{body}"
     parts = [body, render_references(state["sources"]), appendix(citations)]
     provenance: list[Provenance] = [
         note("finish_report", c["original"][:200], "removed", c["reason"])

@@ -94,12 +94,14 @@ async def start_run(
         "report_attempts": 0,
         "report_cited": False,
         "draft": "",
+        "outline": None,
         "checks": [],
         "citations": [],
         # Reducer lists would otherwise keep the previous run's items on a reused thread.
         "keyword_hits": Overwrite([]),
         "ranked": Overwrite([]),
         "pages": Overwrite([]),
+        "sections": Overwrite([]),
         "usage": Overwrite([]),
         "provenance": Overwrite([]),
     }

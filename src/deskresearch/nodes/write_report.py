@@ -12,18 +12,12 @@ from langgraph.runtime import Runtime
 
 from deskresearch.citations import clean_citations, strip_model_references
 from deskresearch.context import Context, resolve
-from deskresearch.errors import budget_reached
 from deskresearch.progress import emit, note
 from deskresearch.prompts import write_report as prompt
 from deskresearch.services.base import ChatService
 from deskresearch.state import ResearchState
 
 REPORT_ATTEMPTS = 2  # an uncited draft is retried once, then flagged
-BUDGET_NOTE = (
-    "> **Note:** the run reached its token budget ({budget}) and stopped gathering: this report "
-    "is written from the {sources} source(s) read until then. Pages left unread are listed in "
-    "the provenance."
-)
 TRUNCATED_NOTE = (
     "> **Note:** the model stopped at its output limit: the report above ends early. A model "
     "with a larger output limit, or a lower report_words, gives a complete one."
@@ -82,8 +76,6 @@ async def write_report(
         provenance.append(
             note("write_report", state["topic"], "flagged", f"no draft in {attempt} cited a source")
         )
-    if budget_reached(state["provenance"]):
-        body = f"{BUDGET_NOTE.format(budget=ctx.token_budget, sources=len(sources))}\n\n{body}"
     if reply.truncated:
         body = f"{body}\n\n{TRUNCATED_NOTE}"
         provenance.append(

@@ -20,8 +20,9 @@ USER = """Each sentence below cites sources by number. For each sentence decide:
   translation counts; every figure must be the source's);
 - other_source: it does not, but another source listed here does (give that source's number);
 - unsupported: no source listed states it, or a figure differs.
-For supported and other_source, give the quote: the words of that source that state it, copied
-exactly from the quotes listed under that source. Judge every sentence, in any language.
+For supported and other_source, give the quote: the few words (3 to 15) of that source's listed
+quotes that decide it, copied exactly, in the source's language. Judge every sentence, in any
+language; answer as briefly as that allows.
 
 <sentences>
 {sentences}

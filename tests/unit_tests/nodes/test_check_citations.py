@@ -77,6 +77,7 @@ def state(**kw: Any) -> Any:
         "pages": [page(1), page(2), page(3)],
         "checks": [],
         "usage": [],
+        "provenance": [],
         **kw,
     }
 

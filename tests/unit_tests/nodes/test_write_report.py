@@ -106,7 +106,10 @@ async def test_collect_sources_numbers_pages_and_merges_same_text() -> None:
     assert [(s["id"], s["url"]) for s in update["sources"]] == [(1, "https://a"), (2, "https://b")]
     assert update["sources"][0]["queries"] == ["q1", "q3"]
     assert [p["outcome"] for p in update["provenance"]] == ["used", "used", "duplicate"]
-    assert route_after_sources({"sources": []}) == "insufficient_evidence"  # type: ignore[typeddict-item]
+    assert route_after_sources(cast(Any, {"sources": []}), runtime()) == "insufficient_evidence"
+    assert route_after_sources(cast(Any, update), runtime()) == "plan_report"
+    single = runtime(Context(report_mode="single"))
+    assert route_after_sources(cast(Any, update), single) == "write_report"
 
 
 async def test_insufficient_evidence_lists_what_was_tried_without_a_model() -> None:

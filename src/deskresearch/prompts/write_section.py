@@ -1,0 +1,70 @@
+"""Prompt for write_section: one section of the report, written while the others are."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from deskresearch.prompts.write_report import SYSTEM, format_sources
+from deskresearch.records import Source
+
+USER = """Research topic:
+<topic>
+{topic}
+</topic>
+
+The report "{title}" has these sections:
+{outline}
+
+Write the section "{heading}" ({focus}) and nothing else: no title, no heading of its own (it is
+added), no references list. Aim for about {words} words of structured markdown (paragraphs,
+lists, a comparative table where it helps; sub-headings start with ###). {position}
+
+<sources>
+{sources}
+</sources>
+
+Each source lists the facts it states. State only those facts, and cite each statement inline
+with the number of the source that states it, in square brackets, e.g. [1] or [2][3]; a figure
+must be written as the source gives it. Where sources disagree, say so. Every cited sentence is
+checked against its source afterwards."""
+
+POSITIONS = {
+    "first": "It opens the report: answer the topic in brief.",
+    "last": "It closes the report: conclude from what the sections before it found.",
+    "middle": "Cover this aspect only; the other sections cover theirs.",
+}
+
+
+def render(
+    *,
+    topic: str,
+    title: str,
+    headings: Sequence[str],
+    heading: str,
+    focus: str,
+    position: str,
+    sources: Sequence[Source],
+    words: int,
+    language: str,
+    today: date,
+) -> list[BaseMessage]:
+    """Build the messages for one section; ``position`` is first, middle or last."""
+    outline = "\n".join(f"{i + 1}. {h}" for i, h in enumerate(headings))
+    return [
+        SystemMessage(SYSTEM.format(language=language, today=today.isoformat())),
+        HumanMessage(
+            USER.format(
+                topic=topic,
+                title=title,
+                outline=outline,
+                heading=heading,
+                focus=focus,
+                position=POSITIONS[position],
+                sources=format_sources(sources),
+                words=words,
+            )
+        ),
+    ]
