@@ -1,15 +1,19 @@
 """The research graph: every node, edge, retry and fallback of a run, on one screen.
 
     start_run → generate_keywords ⟲ (malformed: retry, then keywords_fallback)
-      → search_keyword* → plan_queries → research_query* [search_query → rank_urls]
-      → dedup_urls → review_plan (interrupt, if asked) → process_page* [read_page → summarise_chunk* → reduce_page]
+      → search_keyword* → plan_queries
+      → research_query* [search_query → rank_urls → claim_pages → process_page*]
+      → dedup_urls → review_plan (interrupt, if asked) → process_page* (what no branch read)
+      process_page = [read_page → summarise_chunk* → reduce_page]
       → collect_sources → plan_report → write_section* → assemble_report (sections mode)
                         | write_report ⟲ (single mode; sections' fallback; uncited: once)
                         | insufficient_evidence
       → check_citations → judge_citations (undecided sentences) → repair_report (unsupported ones)
       → finish_report
 
-``*`` marks a Send fan-out. Per-page work runs as one branch (a subgraph), so a page is
+``*`` marks a Send fan-out. A query's pages are read as soon as its own ranking is done (each
+canonical URL once per run: the first branch to claim it reads it); with review_plan on, pages
+wait for the review instead. Per-page work runs as one branch (a subgraph), so a page is
 summarised as soon as its own fetch finishes. Transient I/O errors retry with backoff
 (TRANSIENT); what still fails lands in an error handler that records it and falls back.
 """
@@ -86,18 +90,29 @@ def fan_out_queries(state: ResearchState) -> list[Send]:
     known = {kh["keyword"].casefold(): kh["hits"] for kh in state["keyword_hits"] if kh["hits"]}
     return [
         Send("research_query", QueryTask(topic=state["topic"], query=q, order=i,
-                                         known_hits=known.get(q.casefold())))
+                                         known_hits=known.get(q.casefold()),
+                                         run_id=state["run_id"], language=state["language"],
+                                         plan=state["queries"]))
         for i, q in enumerate(state["queries"])
     ]  # fmt: skip
 
 
-def route_after_dedup(state: ResearchState) -> Literal["insufficient_evidence"] | list[Send]:
-    """One branch per distinct page; no page at all means no evidence."""
+def fan_out_query_pages(state: QueryState) -> Literal["__end__"] | list[Send]:
+    """Read the pages this query's branch claimed, each in its own branch."""
+    return [Send("process_page", t) for t in state.get("page_tasks") or []] or "__end__"
+
+
+def route_after_dedup(
+    state: ResearchState,
+) -> Literal["insufficient_evidence", "collect_sources"] | list[Send]:
+    """Read what no query branch read yet (all, after a review); no page at all: no evidence."""
     dropped = set(state.get("dropped_urls") or [])
+    read = set(state.get("read_urls") or [])
     tasks = [t for t in state["page_tasks"] if t["url"] not in dropped]
-    if not tasks:
+    if not tasks and not read:
         return "insufficient_evidence"
-    return [Send("process_page", task) for task in tasks]
+    todo = [t for t in tasks if t["url"] not in read]
+    return [Send("process_page", t) for t in todo] or "collect_sources"
 
 
 def fan_out_chunks(state: PageState) -> Literal["__end__"] | list[Send]:
@@ -191,15 +206,6 @@ def build_graph(
     # Error handlers take (state, error): LangGraph's node Protocols match parameters by name and
     # have no `error`, hence the targeted ignores.
     # fmt: off
-    q = StateGraph(QueryState, context_schema=Context, input_schema=QueryTask, output_schema=QueryOutput)
-    q.add_node("search_query", partial(nodes.search_query, search=svc.search),
-               retry_policy=TRANSIENT, error_handler=nodes.search_failed)  # type: ignore[call-overload]
-    q.add_node("rank_urls", partial(nodes.rank_urls, llm=svc.llm, rank_func=svc.rank_func),
-               retry_policy=TRANSIENT, error_handler=nodes.rank_failed)  # type: ignore[call-overload]
-    q.add_edge(START, "search_query")
-    q.add_edge("search_query", "rank_urls")
-    q.add_edge("rank_urls", END)
-
     p = StateGraph(PageState, context_schema=Context, input_schema=PageTask, output_schema=PageOutput)
     p.add_node("read_page", partial(nodes.read_page, fetcher=svc.fetcher, extractor=svc.extractor, tokens=svc.tokens),
                retry_policy=TRANSIENT, error_handler=nodes.read_failed)  # type: ignore[call-overload]
@@ -212,6 +218,21 @@ def build_graph(
     p.add_edge("summarise_chunk", "reduce_page")
     p.add_edge("reduce_page", END)
 
+    process_page = p.compile(name="process_page")
+
+    q = StateGraph(QueryState, context_schema=Context, input_schema=QueryTask, output_schema=QueryOutput)
+    q.add_node("search_query", partial(nodes.search_query, search=svc.search),
+               retry_policy=TRANSIENT, error_handler=nodes.search_failed)  # type: ignore[call-overload]
+    q.add_node("rank_urls", partial(nodes.rank_urls, llm=svc.llm, rank_func=svc.rank_func),
+               retry_policy=TRANSIENT, error_handler=nodes.rank_failed)  # type: ignore[call-overload]
+    q.add_node("claim_pages", partial(nodes.claim_pages, claims=svc.claims))
+    q.add_node("process_page", process_page, input_schema=PageTask)
+    q.add_edge(START, "search_query")
+    q.add_edge("search_query", "rank_urls")
+    q.add_edge("rank_urls", "claim_pages")  # a failed ranking keeps the engine's order, then too
+    q.add_conditional_edges("claim_pages", fan_out_query_pages, ["process_page", END])
+    q.add_edge("process_page", END)
+
     g = StateGraph(ResearchState, context_schema=Context, input_schema=ResearchInput, output_schema=ResearchOutput)
     g.add_node("start_run", partial(nodes.start_run, llm=svc.llm, search=svc.search,
                                     extractor=svc.extractor, tokens=svc.tokens, limiter=svc.limiter))
@@ -223,7 +244,7 @@ def build_graph(
     g.add_node("research_query", q.compile(name="research_query"), input_schema=QueryTask)
     g.add_node("dedup_urls", nodes.dedup_urls)
     g.add_node("review_plan", nodes.review_plan)
-    g.add_node("process_page", p.compile(name="process_page"), input_schema=PageTask)
+    g.add_node("process_page", process_page, input_schema=PageTask)
     g.add_node("collect_sources", nodes.collect_sources)
     g.add_node("plan_report", partial(nodes.plan_report, llm=svc.llm), retry_policy=TRANSIENT)
     g.add_node("write_section", partial(nodes.write_section, llm=svc.llm), input_schema=SectionTask,
@@ -235,8 +256,8 @@ def build_graph(
                error_handler=nodes.judge_failed)  # a failed judge: → unchecked
     g.add_node("repair_report", partial(nodes.repair_report, llm=svc.llm), retry_policy=TRANSIENT,
                error_handler=nodes.repair_failed)  # a failed rewrite: → removed
-    g.add_node("finish_report", nodes.finish_report)
-    g.add_node("insufficient_evidence", nodes.insufficient_evidence)
+    g.add_node("finish_report", partial(nodes.finish_report, claims=svc.claims))
+    g.add_node("insufficient_evidence", partial(nodes.insufficient_evidence, claims=svc.claims))
 
     g.add_edge(START, "start_run")
     g.add_edge("start_run", "generate_keywords")
@@ -247,7 +268,8 @@ def build_graph(
     g.add_conditional_edges("plan_queries", fan_out_queries, ["research_query"])
     g.add_edge("research_query", "dedup_urls")
     g.add_edge("dedup_urls", "review_plan")
-    g.add_conditional_edges("review_plan", route_after_dedup, ["process_page", "insufficient_evidence"])
+    g.add_conditional_edges("review_plan", route_after_dedup,
+                            ["process_page", "collect_sources", "insufficient_evidence"])
     g.add_edge("process_page", "collect_sources")
     g.add_conditional_edges("collect_sources", route_after_sources,
                             ["plan_report", "write_report", "insufficient_evidence"])

@@ -19,6 +19,7 @@ Stage = Literal[
     "plan_queries",
     "search_query",
     "rank_urls",
+    "claim_pages",
     "dedup_urls",
     "review_plan",
     "read_page",

@@ -170,11 +170,13 @@ class ResearchState(ResearchInput, ResearchOutput):
     """The working state of one run."""
 
     settings: dict[str, Any]  # nodes/start_run.py: the run's Context, so a resume can reuse it
+    run_id: str  # nodes/start_run.py: names this run's page claims (services.claims)
     keywords: list[str]  # nodes/keywords.py
     keyword_attempts: int  # nodes/keywords.py
     keyword_hits: Annotated[list[KeywordHits], operator.add]  # nodes/search.py (search_keyword)
     ranked: Annotated[list[RankedQuery], operator.add]  # nodes/rank_urls.py, one per query branch
     page_tasks: list[PageTask]  # nodes/dedup_urls.py
+    read_urls: Annotated[list[str], operator.add]  # nodes/claim_pages.py: read as ranked
     dropped_urls: list[str]  # nodes/review_plan.py: pages a reviewer left out
     pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
     report_attempts: int  # nodes/write_report.py
@@ -205,20 +207,29 @@ class QueryTask(TypedDict):
     query: str
     order: int
     known_hits: list[SearchHit] | None  # the keyword stage's results when query == a keyword
+    run_id: str  # whose page claims these are (services.claims)
+    language: str
+    plan: list[str]  # every planned query: what a page read here is summarised for
 
 
 class QueryOutput(TypedDict):
     """What a research_query branch hands back to the main graph."""
 
     ranked: Annotated[list[RankedQuery], operator.add]  # nodes/rank_urls.py
+    read_urls: Annotated[list[str], operator.add]  # nodes/claim_pages.py: pages read here
+    pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
     usage: Annotated[list[Usage], merge_usage]
     provenance: Annotated[list[Provenance], operator.add]
 
 
 class QueryState(QueryTask, QueryOutput):
-    """State inside one research_query branch."""
+    """State inside one research_query branch.
+
+    search_query → rank_urls → claim_pages → process_page*.
+    """
 
     hits: list[SearchHit]  # nodes/search.py (search_query)
+    page_tasks: list[PageTask]  # nodes/claim_pages.py: the pages this branch reads
 
 
 class PageTask(TypedDict):

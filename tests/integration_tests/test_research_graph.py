@@ -217,3 +217,30 @@ async def test_sections_mode_cites_what_single_mode_cites_with_checks_no_worse(
     assert "## Overview" in sections["report"] and "## Conclusion" in sections["report"]
     outline_calls = web.model.calls("Outline")
     assert len(outline_calls) == 1, "one outline call, then the sections at once"
+
+
+async def test_pages_are_read_as_soon_as_their_query_is_ranked_each_url_once(
+    web: FakeWeb,
+) -> None:
+    web.slow_queries = {"aspect 3": 2.0}  # one query's search is slow: no page may wait for it
+    out = await run(web)
+    slow = next(c for c in web.log if c.kind == "search" and "aspect 3" in c.key)
+    slow_done = slow.started + slow.seconds
+    fetches = [c for c in web.log if c.kind == "fetch"]
+    assert any(c.started < slow_done - 1.0 for c in fetches), "pages read while a query searched"
+    assert max(web.fetches.values()) == 1, "each URL fetched once"
+    by_url = {s["url"]: s for s in out["sources"]}
+    for task in out_page_tasks(out):
+        if task["url"] in by_url:
+            assert set(task["queries"]) <= set(by_url[task["url"]]["queries"])
+
+
+def out_page_tasks(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """The queries that chose each page, from the dedup records in provenance."""
+    served: dict[str, list[str]] = {}
+    for p in out["provenance"]:
+        if p["stage"] == "dedup_urls" and p["outcome"] == "duplicate":
+            first, also = re.findall(r"'([^']*)'", p["reason"])[:2]
+            url = canonical_url(p["subject"])
+            served.setdefault(url, [first]).append(also)
+    return [{"url": u, "queries": q} for u, q in served.items()]

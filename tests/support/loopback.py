@@ -114,6 +114,7 @@ class FakeWeb:
     not_modified: Counter[str] = field(default_factory=Counter)  # pages answered 304
     page_edits: dict[str, bytes] = field(default_factory=dict)  # path → bytes appended (new ETag)
     latency: Latency = field(default_factory=Latency)
+    slow_queries: dict[str, float] = field(default_factory=dict)  # query part → extra seconds
     log: list[Call] = field(default_factory=list)
     traces: list[tuple[str, bytes]] = field(default_factory=list)  # what a LangSmith client sent
     port: int = 0
@@ -230,7 +231,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/search":
             with web._lock:
                 web.search_headers.append(dict(self.headers))
-            web.record(Call("search", str(body.get("query", "")), web.latency.search_s, body))
+            query = str(body.get("query", ""))
+            extra = next((s for q, s in web.slow_queries.items() if q in query), 0.0)
+            web.record(Call("search", query, web.latency.search_s + extra, body))
             self._json(*web.search(body))
         else:
             self._json(404, {"error": "no such endpoint"})

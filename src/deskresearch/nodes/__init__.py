@@ -1,6 +1,7 @@
 """One module per step of the research graph; this package re-exports the node functions."""
 
 from deskresearch.nodes.check_citations import check_citations, judge_citations, judge_failed
+from deskresearch.nodes.claim_pages import claim_pages
 from deskresearch.nodes.collect_sources import collect_sources
 from deskresearch.nodes.dedup_urls import dedup_urls
 from deskresearch.nodes.finish_report import finish_report
@@ -31,6 +32,7 @@ from deskresearch.nodes.write_sections import (
 __all__ = [
     "assemble_report",
     "check_citations",
+    "claim_pages",
     "collect_sources",
     "dedup_urls",
     "finish_report",

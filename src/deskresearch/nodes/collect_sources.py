@@ -17,10 +17,21 @@ async def collect_sources(state: ResearchState, runtime: Runtime[Context]) -> di
     sources: list[Source] = []
     by_hash: dict[str, Source] = {}
     provenance: list[Provenance] = []
-    for page in sorted(state["pages"], key=lambda p: p["order"]):
+    # Pages read as their query was ranked know that query; dedup_urls knows them all.
+    tasks = {t["url"]: t for t in state.get("page_tasks") or []}
+    served = {url: t["queries"] for url, t in tasks.items()}
+    seen: set[str] = set()
+    # The plan's order (dedup_urls), not the order branches happened to claim pages in.
+    for page in sorted(
+        state["pages"], key=lambda p: tasks[p["url"]]["order"] if p["url"] in tasks else p["order"]
+    ):
+        if page["url"] in seen:  # read twice only when a resumed run re-claimed it
+            continue
+        seen.add(page["url"])
+        queries = served.get(page["url"], page["queries"])
         twin = by_hash.get(page["text_hash"])
         if twin is not None:
-            twin["queries"] += [q for q in page["queries"] if q not in twin["queries"]]
+            twin["queries"] += [q for q in queries if q not in twin["queries"]]
             reason = f"same text as source [{twin['id']}] {twin['url']}"
             provenance.append(note("collect_sources", page["url"], "duplicate", reason))
             continue
@@ -31,7 +42,7 @@ async def collect_sources(state: ResearchState, runtime: Runtime[Context]) -> di
             site=page["site"],
             published=page["published"],
             date_read=page["date_read"],
-            queries=list(page["queries"]),
+            queries=list(queries),
             text_hash=page["text_hash"],
             origin=cast(Literal["page", "snippet", "corpus"], page["origin"]),
             summary="\n".join(f"- {f['claim']}" for f in page["facts"]),

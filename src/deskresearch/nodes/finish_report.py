@@ -19,6 +19,7 @@ from deskresearch.grounding.draft import SentenceKey, cited_sentences, edit, par
 from deskresearch.grounding.ledger import summary_line
 from deskresearch.progress import cached_calls_note, emit, note
 from deskresearch.records import Citation, Provenance, Verdict
+from deskresearch.services.claims import PageClaims
 from deskresearch.state import ResearchState, SentenceCheck
 
 BUDGET_NOTE = (
@@ -104,9 +105,13 @@ def appendix(citations: list[Citation]) -> str:
     return "\n".join(lines).rstrip()
 
 
-async def finish_report(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def finish_report(
+    state: ResearchState, runtime: Runtime[Context], *, claims: PageClaims | None = None
+) -> dict[str, Any]:
     """Compose the final report and the ``citations`` list."""
     ctx = resolve(runtime)
+    if claims is not None:  # the run's page claims are no longer needed
+        claims.forget(state.get("run_id", ""))
     checks = state["checks"] if ctx.check_citations else unchecked(state)
     citations = [citation_of(c) for c in checks]
     changes: dict[SentenceKey, str | None] = {}

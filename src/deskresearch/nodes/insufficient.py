@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 from deskresearch.context import Context
 from deskresearch.errors import budget_reached
 from deskresearch.progress import cached_calls_note, emit
+from deskresearch.services.claims import PageClaims
 from deskresearch.state import ResearchState
 
 _DROPPED = ("not_relevant", "blocked", "failed", "duplicate")
@@ -50,8 +51,12 @@ def summary_of_attempts(state: ResearchState) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def insufficient_evidence(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def insufficient_evidence(
+    state: ResearchState, runtime: Runtime[Context], *, claims: PageClaims | None = None
+) -> dict[str, Any]:
     """Write the insufficient-evidence result instead of a report."""
+    if claims is not None:
+        claims.forget(state.get("run_id", ""))
     emit(runtime, "insufficient_evidence", "finished")
     return {
         "report": summary_of_attempts(state),

@@ -111,4 +111,6 @@ def rank_failed(state: QueryState, error: NodeError, runtime: Runtime[Context]) 
     fallback = note(
         "rank_urls", state["query"], "fallback", f"{error.error}; using the engine's order"
     )
-    return Command(update={**update, "provenance": [fallback, *update["provenance"]]})
+    return Command(
+        update={**update, "provenance": [fallback, *update["provenance"]]}, goto="claim_pages"
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import unicodedata
+import uuid
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -83,6 +84,7 @@ async def start_run(
         "topic": topic,
         "language": language,
         "settings": dataclasses.asdict(ctx),
+        "run_id": uuid.uuid4().hex,
         "keywords": [],
         "keyword_attempts": 0,
         "queries": [],
@@ -100,6 +102,7 @@ async def start_run(
         # Reducer lists would otherwise keep the previous run's items on a reused thread.
         "keyword_hits": Overwrite([]),
         "ranked": Overwrite([]),
+        "read_urls": Overwrite([]),
         "pages": Overwrite([]),
         "sections": Overwrite([]),
         "usage": Overwrite([]),

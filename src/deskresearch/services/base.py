@@ -27,6 +27,7 @@ from deskresearch.records import (
 )
 
 if TYPE_CHECKING:
+    from deskresearch.services.claims import PageClaims
     from deskresearch.services.limits import Limiter
 
 M = TypeVar("M", bound=BaseModel)
@@ -207,4 +208,5 @@ class Services:
     extractor: ContentExtractor
     tokens: TokenCounter
     limiter: Limiter
+    claims: PageClaims
     rank_func: RankFunc | None = None

@@ -14,6 +14,7 @@ from deskresearch.services.base import (
 )
 from deskresearch.services.cache import CachedChat, CachedFetcher, CachedSearch
 from deskresearch.services.cache_store import CacheStore
+from deskresearch.services.claims import PageClaims
 from deskresearch.services.extract import TrafilaturaExtractor
 from deskresearch.services.fetch import HttpFetcher
 from deskresearch.services.limits import LimitedChat, LimitedFetcher, Limiter
@@ -68,5 +69,6 @@ def default_services(
         extractor=extractor or TrafilaturaExtractor(),
         tokens=tokens or TiktokenCounter(),
         limiter=limiter,
+        claims=PageClaims(),
         rank_func=rank_func,
     )
