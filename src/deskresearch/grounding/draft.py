@@ -27,6 +27,12 @@ _QUOTE = re.compile(r"^(\s*>\s?)(.*)$")
 _ROW = re.compile(r"^\s*\|")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LEADING_CITES = re.compile(r"^((?:\s*\[\d{1,4}\])+)(.*)$", re.DOTALL)
+# A German ordinal ("im 15. Jahrhundert", "zum 3. Mal") is declined with an article; sentencex
+# knows month names after one but splits before any other noun. A number ending a sentence
+# ("lag bei 25.") has no article before it.
+_DE_ORDINAL_END = re.compile(
+    r"\b(?:am|im|zum|zur|vom|beim|der|die|das|den|dem|des)\s+\d{1,3}\.\s*$", re.IGNORECASE
+)
 
 
 @dataclass
@@ -68,7 +74,11 @@ def language_code(language: str) -> str:
 def split_sentences(text: str, language: str) -> list[str]:
     """Split ``text`` into sentences; citation markers stay with the sentence they end."""
     out: list[str] = []
-    for piece in segment(language_code(language), text):
+    code = language_code(language)
+    for piece in segment(code, text):
+        if code == "de" and out and _DE_ORDINAL_END.search(out[-1]) and piece[:1].isalpha():
+            out[-1] = f"{out[-1]} {piece.strip()}"
+            continue
         m = _LEADING_CITES.match(piece)
         if m and out:  # "Foo. [1] Bar." -> the [1] belongs to "Foo."
             out[-1] = out[-1].rstrip() + " " + m.group(1).strip()

@@ -1,4 +1,10 @@
-from deskresearch.grounding.draft import cited_sentences, edit, language_code, parse
+from deskresearch.grounding.draft import (
+    cited_sentences,
+    edit,
+    language_code,
+    parse,
+    split_sentences,
+)
 
 DRAFT = """# Report
 
@@ -73,3 +79,20 @@ def test_language_codes_from_settings() -> None:
         "zh",
         "en",
     ]
+
+
+def test_german_ordinals_do_not_end_a_sentence_but_numbers_still_may() -> None:
+    text = (
+        "Das Viertel entstand im 15. Jahrhundert vor der Mauer [1]. Er gewann zum 3. Mal [2]. "
+        "Die Quote lag bei 25. Danach stieg sie [3]. Der Turm ist von 1564. Er steht [4]."
+    )
+    assert split_sentences(text, "German") == [
+        "Das Viertel entstand im 15. Jahrhundert vor der Mauer [1].",
+        "Er gewann zum 3. Mal [2].",
+        "Die Quote lag bei 25.",
+        "Danach stieg sie [3].",
+        "Der Turm ist von 1564.",
+        "Er steht [4].",
+    ]
+    # English has no ordinal dots: the same shape is two sentences there.
+    assert len(split_sentences("It came in the 15. Century was next.", "en")) == 2
