@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tests.support.loopback import FakeWeb
@@ -17,20 +17,28 @@ ROOT = Path(__file__).resolve().parents[1]
 HOSTS = 4  # loopback hosts the pages are spread over (per-host fetch limits apply per host)
 
 
-def _serve_web(latency: dict[str, float], port: int, conn: Connection) -> None:
+def _serve_web(
+    latency: dict[str, float], port: int, conn: Connection, model: dict[str, Any]
+) -> None:
     """Child process: serve a FakeWeb until told to stop, then send back what it saw."""
     sys.path.insert(0, str(ROOT))
+    from tests.support.fake_model import FakeModel
     from tests.support.loopback import FakeWeb, Latency, serve
 
-    with serve(FakeWeb(latency=Latency(**latency), hosts=HOSTS, port=port)) as web:
+    fake = FakeModel(**model)
+    with serve(FakeWeb(model=fake, latency=Latency(**latency), hosts=HOSTS, port=port)) as web:
         conn.send(web.port)
         conn.recv()
-        conn.send((web.log, dict(web.fetches)))
+        conn.send((web.log, dict(web.fetches), dict(fake.injected), fake.misjudged))
 
 
 @contextmanager
-def web_process(latency: dict[str, float], port: int = 0) -> Iterator[tuple[FakeWeb, int]]:
+def web_process(
+    latency: dict[str, float], port: int = 0, model: dict[str, Any] | None = None
+) -> Iterator[tuple[FakeWeb, int]]:
     """A FakeWeb served from its own process (on ``port``; 0: a free one), and its pid.
+
+    ``model`` sets fields of its FakeModel (e.g. ``judge_error_rate``).
 
     Its CPU work (tokenising, JSON, HTML) would otherwise compete with the graph for this
     process's GIL, which no real provider does. Its log arrives when the block ends.
@@ -39,7 +47,7 @@ def web_process(latency: dict[str, float], port: int = 0) -> Iterator[tuple[Fake
 
     spawn = mp.get_context("spawn")
     parent, child = spawn.Pipe()
-    proc = spawn.Process(target=_serve_web, args=(latency, port, child), daemon=True)
+    proc = spawn.Process(target=_serve_web, args=(latency, port, child, model or {}), daemon=True)
     proc.start()
     web = FakeWeb(hosts=HOSTS)
     web.port = parent.recv()
@@ -47,7 +55,9 @@ def web_process(latency: dict[str, float], port: int = 0) -> Iterator[tuple[Fake
         yield web, proc.pid or 0
     finally:
         parent.send("stop")
-        log, fetches = parent.recv()
+        log, fetches, injected, misjudged = parent.recv()
         web.log.extend(log)
         web.fetches.update(fetches)
+        web.model.injected.update(injected)
+        web.model.misjudged.extend(misjudged)
         proc.join(timeout=10)

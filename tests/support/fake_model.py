@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from deskresearch.services.llm import OpenAIChat
+from tests.support.misjudge import misjudge
 
 OFFTOPIC_MARKER = "OFFTOPIC-MARKER"
 REPORT = "report"
@@ -88,6 +89,9 @@ class FakeModel:
     chaos_faults: tuple[Fault, ...] = CHAOS  # what a chaotic call may get
     facts_per_chunk: int = 2  # facts the model takes from each chunk
     injected: Counter[str] = field(default_factory=Counter)  # faults served, by kind
+    judge_error_rate: float = 0.0  # share of judged sentences answered wrongly (misjudge.py)
+    judge_rng: random.Random = field(default_factory=lambda: random.Random(0))
+    misjudged: list[dict[str, Any]] = field(default_factory=list)  # the wrong answers given
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def fail(self, stage: str, *faults: Fault) -> None:
@@ -182,7 +186,14 @@ class FakeModel:
             block = _SOURCES.search(user)
             return outline(list(first_claims(block.group(1) if block else "")))
         if stage == "Judgements":
-            return {"judgements": judge(user)}
+            verdicts = judge(user)
+            if self.judge_error_rate:
+                asked = {int(n): (s, {int(c) for c in cites.split(",")})
+                         for n, s, cites in _JUDGED.findall(user)}  # fmt: skip
+                verdicts, wrong = misjudge(verdicts, asked, evidence_in(user),
+                                           rate=self.judge_error_rate, rng=self.judge_rng)  # fmt: skip
+                self.misjudged += wrong
+            return {"judgements": verdicts}
         if stage == "Fixes":
             return {"fixes": fix(user)}
         if stage == REPORT:

@@ -1,0 +1,165 @@
+"""Grounding benchmark: does the citation check catch planted faults and leave correct sentences?
+
+``python -m bench.grounding [--judge-error-rate 0.2] [--report NAME ...]``
+
+Each report of ``bench/grounding_cases.json`` (hand-labelled cited sentences over ledgers built
+from real pages) is put into the real compiled graph as if write_report had just finished
+(``aupdate_state(..., as_node="write_report")``), and the graph runs on from there:
+check_citations → judge_citations → repair_report → finish_report, with the real OpenAIChat
+talking to the fake model over loopback HTTP (served from its own process, with a latency model:
+300 ms a call + 3 ms per output token). The judge and the rewrite are the fake model's heuristics
+(tests/support/fake_model.judge/fix): a deterministic stand-in that matches words of the
+sentence against the claims and quotes the prompt lists, not an oracle. What it measures is the
+product's code around the model: what code decides alone, what it believes of the model, and
+what the repair does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph._internal._constants import CONFIG_KEY_RUNTIME as RUNTIME_KEY
+from langgraph.runtime import Runtime
+
+from bench.grounding_data import ROOT, Labelled, Report, load_reports
+from bench.grounding_report import print_results
+from bench.web import web_process
+
+LATENCY = {"call_s": 0.3, "per_out_token_s": 0.003}
+EXTRA_STAGES = ("judge_citations", "repair_report")
+CHECK_NODES = ("check_citations", "judge_citations", "repair_report", "finish_report")
+
+
+@dataclass(frozen=True)
+class Run:
+    """What the graph did with one report."""
+
+    report: str
+    path: tuple[str, ...]  # the nodes that ran after the injected state, in order
+    wall_s: float
+    calls: dict[str, int]  # model calls by stage
+    citations: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict on one labelled sentence."""
+
+    label: Labelled
+    verdict: str
+    decided_by: str
+    sources: tuple[int, ...]
+    reason: str
+    sentence: str  # as the report has it now
+
+
+def _values(report: Report) -> dict[str, Any]:
+    """The state write_report leaves behind (the graph's own keys, nothing more)."""
+    return {
+        "topic": report.topic,
+        "language": report.language,
+        "queries": [report.topic],
+        "sources": report.sources,
+        "pages": report.pages,
+        "draft": report.draft,
+        "report_attempts": 1,
+        "report_cited": True,
+        "checks": [],
+        "usage": [],
+        "provenance": [],
+    }
+
+
+async def run_report(graph: Any, report: Report, context: Any) -> Run:
+    """Inject ``report`` after write_report and let the graph finish it."""
+    config = {"configurable": {"thread_id": report.name}}
+    # route_after_report (write_report's edge) reads the run's Context through its runtime, which
+    # update_state does not pass on: hand it over under LangGraph's own config key.
+    as_if = {"configurable": {**config["configurable"], RUNTIME_KEY: Runtime(context=context)}}
+    await graph.aupdate_state(as_if, _values(report), as_node="write_report")
+    path: list[str] = []
+    start = time.perf_counter()
+    async for update in graph.astream(None, config, context=context, stream_mode="updates"):
+        path += [node for node in update if node in CHECK_NODES]
+    wall = time.perf_counter() - start
+    out = (await graph.aget_state(config)).values
+    calls: Counter[str] = Counter()
+    for u in out["usage"]:
+        calls[u["stage"]] += u["calls"]
+    if not path or path[0] != "check_citations" or path[-1] != "finish_report":
+        raise SystemExit(f"{report.name}: the graph ran {path}, not the citation check")
+    return Run(report.name, tuple(path), wall, dict(calls), list(out["citations"]))
+
+
+def outcomes(report: Report, run: Run) -> list[Outcome]:
+    """Match each labelled sentence to its entry in the result's ``citations``."""
+    by_text = {" ".join(c["original"].split()): c for c in run.citations}
+    if len(by_text) != len(report.sentences):
+        raise SystemExit(
+            f"{report.name}: {len(report.sentences)} labelled sentences, "
+            f"{len(run.citations)} citations: the draft was split differently"
+        )
+    found = []
+    for label in report.sentences:
+        c = by_text.get(" ".join(label.text.split()))
+        if c is None:
+            raise SystemExit(f"{report.name}: no citation for {label.text!r}")
+        found.append(
+            Outcome(
+                label,
+                c["verdict"],
+                c["decided_by"],
+                tuple(c["sources"]),
+                c["reason"],
+                c["sentence"],
+            )  # fmt: skip
+        )
+    return found
+
+
+async def _bench(reports: list[Report], error_rate: float) -> tuple[list[Run], list[Any]]:
+    sys.path.insert(0, str(ROOT))
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from tests.support.runs import context_for, graph_for
+
+    model = {"judge_error_rate": error_rate}
+    with web_process(LATENCY, model=model) as (web, _):
+        graph = graph_for(web, checkpointer=InMemorySaver())
+        context = context_for(web)
+        runs = [await run_report(graph, r, context) for r in reports]
+    return runs, web.model.misjudged
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its tables."""
+    parser = argparse.ArgumentParser(prog="python -m bench.grounding", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--judge-error-rate", type=float, default=0.0, metavar="SHARE",
+                        help="share of judged sentences the fake judge answers wrongly "
+                        "(a made-up quote, or another source with its real quote)")  # fmt: skip
+    parser.add_argument("--report", action="append", metavar="NAME",
+                        help="run only this report (repeatable)")  # fmt: skip
+    args = parser.parse_args(argv)
+    if not 0.0 <= args.judge_error_rate <= 1.0:
+        parser.error("--judge-error-rate must be between 0 and 1")
+    reports = load_reports(set(args.report) if args.report else None)
+    if not reports:
+        parser.error(f"no report named {args.report}")
+    runs, misjudged = asyncio.run(_bench(reports, args.judge_error_rate))
+    results = [o for r, run in zip(reports, runs, strict=True) for o in outcomes(r, run)]
+    print_results(results, runs, misjudged, error_rate=args.judge_error_rate)
+    walls = [r.wall_s for r in runs]
+    print(f"\n(wall time: {statistics.fmean(walls):.2f} s mean per report)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""The grounding benchmark's tables: outcomes by category, the targets, and what went wrong."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from bench.grounding_data import CORRECT, FAULTS
+
+if TYPE_CHECKING:
+    from bench.grounding import Outcome, Run
+
+VERDICTS = ("supported", "re-cited", "rewritten", "removed", "unchecked")
+CHANGED = ("re-cited", "rewritten", "removed")  # a fault caught; a correct sentence flagged
+EXTRA_STAGES = ("judge_citations", "repair_report")
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{n}/{d} ({100 * n / d:.1f}%)" if d else "0/0"
+
+
+def category_table(results: Sequence[Outcome]) -> list[str]:
+    """One row per kind of sentence and language situation: how it was judged, and by whom."""
+    rows = [
+        "| sentences | report vs source | n | supported | re-cited | rewritten | removed "
+        "| unchecked | by code | by model | outcome |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kind in (*CORRECT, *FAULTS):
+        for cross in (False, True):
+            group = [o for o in results if o.label.kind == kind and o.label.cross == cross]
+            if not group:
+                continue
+            v = Counter(o.verdict for o in group)
+            by = Counter(o.decided_by for o in group)
+            changed = sum(v[x] for x in CHANGED)
+            outcome = (f"caught {_pct(changed, len(group))}" if kind in FAULTS
+                       else f"kept {_pct(v['supported'], len(group))}")  # fmt: skip
+            rows.append(
+                f"| {kind} | {'other language' if cross else 'same language'} | {len(group)} | "
+                + " | ".join(str(v[x]) for x in VERDICTS)
+                + f" | {by['lexical']} | {by['model']} | {outcome} |"
+            )
+    return rows
+
+
+def summary_table(results: Sequence[Outcome], runs: Sequence[Run]) -> list[str]:
+    """The issue's targets and the other numbers it asks for."""
+    faults = [o for o in results if o.label.fault]
+    correct = [o for o in results if not o.label.fault]
+    caught = sum(o.verdict in CHANGED for o in faults)
+    flagged = sum(o.verdict in CHANGED for o in correct)
+    wrong_source = [o for o in faults if o.label.kind == "wrong-source"]
+    to_true = sum(o.verdict == "re-cited" and o.sources == (o.label.true,) for o in wrong_source)
+    cross = [o for o in results if o.label.cross]
+    cross_by = Counter(o.decided_by for o in cross)
+    cross_passed = sum(o.decided_by == "lexical" and o.verdict == "supported" for o in cross)
+    lexical = [o for o in results if o.decided_by == "lexical"]
+    lex_kept = sum(o.verdict == "supported" for o in lexical)
+    calls = [sum(r.calls.get(s, 0) for s in EXTRA_STAGES) for r in runs]
+    by_stage = {s: sum(r.calls.get(s, 0) for r in runs) for s in EXTRA_STAGES}
+    walls = [r.wall_s for r in runs]
+    return [
+        "| measure | result | target |",
+        "|---|---|---|",
+        f"| planted faults caught (re-cited, rewritten or removed) | {_pct(caught, len(faults))} "
+        "| ≥ 95% |",
+        f"| planted faults left unchecked (not caught) | "
+        f"{sum(o.verdict == 'unchecked' for o in faults)} | |",
+        f"| wrong-source faults re-cited to the source that states them | "
+        f"{_pct(to_true, len(wrong_source))} | |",
+        f"| correct sentences changed or removed | {_pct(flagged, len(correct))} | ≤ 3% |",
+        f"| correct sentences left unchecked | {sum(o.verdict == 'unchecked' for o in correct)} "
+        "| |",
+        f"| other-language sentences decided by the model | {_pct(cross_by['model'], len(cross))}"
+        f"; by code: {cross_by['lexical']} (a figure in no source), passed by code: "
+        f"{cross_passed} | passed by code: 0 |",
+        f"| sentences the code decided alone | {_pct(len(lexical), len(results))}: "
+        f"{lex_kept} supported, {len(lexical) - lex_kept} with a figure in no source | |",
+        f"| extra model calls per report (judge + rewrite) | mean {statistics.fmean(calls):.2f}, "
+        f"max {max(calls)} ({by_stage['judge_citations']} judge + "
+        f"{by_stage['repair_report']} rewrite calls, {len(runs)} reports) | ≤ 2 |",
+        f"| wall time added per report (check → finish) | mean {statistics.fmean(walls):.2f} s, "
+        f"max {max(walls):.2f} s | |",
+    ]
+
+
+def misses(results: Sequence[Outcome]) -> list[str]:
+    """Every fault not caught and every correct sentence changed, with the check's reason."""
+    lines = []
+    for o in results:
+        missed = o.label.fault and o.verdict not in CHANGED
+        flagged = not o.label.fault and o.verdict != "supported"
+        if missed or flagged:
+            what = "MISSED" if missed else "FLAGGED"
+            lines.append(
+                f"- {what} [{o.label.report}, {o.label.kind}"
+                f"{', other language' if o.label.cross else ''}] {o.label.text}\n"
+                f"  → {o.verdict} by {o.decided_by}: {o.reason}"
+                + (f"\n  now: {o.sentence}" if o.sentence and o.sentence != o.label.text else "")
+            )
+    return lines
+
+
+def misjudged_table(results: Sequence[Outcome], misjudged: Sequence[dict[str, Any]]) -> list[str]:
+    """What became of the judge's deliberately wrong answers."""
+    by_text = {" ".join(o.label.text.split()): o for o in results}
+    rows = [
+        "| wrong answer | on | n | believed (verdict as the judge said) | not believed |",
+        "|---|---|---|---|---|",
+    ]
+    groups: dict[tuple[str, bool], list[tuple[dict[str, Any], Outcome]]] = {}
+    for w in misjudged:
+        o = by_text.get(" ".join(w["text"].split()))
+        if o is not None:
+            groups.setdefault((w["kind"], o.label.fault), []).append((w, o))
+    for (kind, fault), pairs in sorted(groups.items()):
+        believed = sum(
+            (o.verdict == "supported" and w["verdict"] == "supported")
+            or (o.verdict == "re-cited" and o.sources == (w["source"],))
+            for w, o in pairs
+        )
+        on = "planted fault" if fault else "correct sentence"
+        rows.append(f"| {kind} | {on} | {len(pairs)} | {believed} | {len(pairs) - believed} |")
+    return rows
+
+
+def print_results(
+    results: Sequence[Outcome],
+    runs: Sequence[Run],
+    misjudged: Sequence[dict[str, Any]],
+    *,
+    error_rate: float,
+) -> None:
+    """Print every table (markdown) and the list of misses."""
+    paths = Counter(" → ".join(r.path) for r in runs)
+    print(f"# Grounding benchmark: {len(results)} labelled cited sentences, {len(runs)} reports\n")
+    print("Judge and rewrite: the fake model's word-overlap heuristics (a deterministic stand-in, "
+          "not an oracle)" + (f", answering wrongly for {error_rate:.0%} of the sentences "
+                              "it judges" if error_rate else "") + ".\n")  # fmt: skip
+    print("\n".join(category_table(results)), end="\n\n")
+    print("\n".join(summary_table(results, runs)), end="\n\n")
+    print("Nodes run after the injected draft:")
+    print("\n".join(f"- {path}: {n} report(s)" for path, n in paths.items()), end="\n\n")
+    if error_rate:
+        print(f"The judge's wrong answers ({len(misjudged)}):\n")
+        print("\n".join(misjudged_table(results, misjudged)), end="\n\n")
+    wrong = misses(results)
+    print(f"Faults missed and correct sentences flagged ({len(wrong)}):")
+    print("\n".join(wrong) if wrong else "- none")
