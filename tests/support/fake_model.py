@@ -11,6 +11,7 @@ import json
 import random
 import re
 import threading
+import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -301,12 +302,16 @@ def outline(ids: list[int]) -> dict[str, Any]:
 
 
 _JUDGED = re.compile(r"^S(\d+): (.*?)  \(cites ([\d, ]+)\)$", re.MULTILINE)
+STEM = 6  # letters of a word the fake judge compares ("recycled", "recycling" -> "recycl")
 _SOURCE_BLOCK = re.compile(r"^\[(\d+)\] .*$((?:\n- .*\n  quote: \".*\")*)", re.MULTILINE)
 _EVIDENCE = re.compile(r"^- (.*)\n  quote: \"(.*)\"$", re.MULTILINE)
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"\w{4,}", re.sub(r"\[\d+\]", "", text).casefold())}
+    """Content words cut to a stem, accents folded: "Künstlern" and "Künstler" meet."""
+    folded = unicodedata.normalize("NFKD", re.sub(r"\[\d+\]", "", text).casefold())
+    plain = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return {w[:STEM] for w in re.findall(r"[^\W\d_]{4,}", plain)}
 
 
 def evidence_in(user: str) -> dict[int, list[tuple[str, str]]]:
@@ -327,13 +332,34 @@ def best_fact(sentence: str, evidence: dict[int, list[tuple[str, str]]]) -> tupl
     return best
 
 
+def backing(words: set[str], evidence: dict[int, list[tuple[str, str]]]) -> tuple[float, int, str]:
+    """How much of ``words`` the best two facts of ``evidence`` hold together, and the best one.
+
+    Two, because a sentence may join two facts (of one source or of two it cites).
+    """
+    facts = [(sid, q, _words(c) | _words(q)) for sid, fs in evidence.items() for c, q in fs]
+    if not facts or not words:
+        return 0.0, 0, ""
+    sid, quote, first = max(facts, key=lambda f: len(words & f[2]))
+    both = max((words & (first | f[2]) for f in facts), key=len)
+    return len(both) / len(words), sid, quote
+
+
 def judge(user: str) -> list[dict[str, Any]]:
-    """A judge that backs a sentence with the fact sharing most of its words (half at least)."""
+    """A judge that backs a sentence with the facts holding most of its words (half at least).
+
+    The cited sources are asked first (their facts together); another listed source is named
+    only when it alone holds more of the sentence.
+    """
     evidence = evidence_in(user)
     out = []
     for n, sentence, cites in _JUDGED.findall(user):
-        sid, quote, share = best_fact(sentence, evidence)
-        cited = {int(c) for c in cites.split(",")}
+        words, cited = _words(sentence), {int(c) for c in cites.split(",")}
+        share, sid, quote = backing(words, {s: f for s, f in evidence.items() if s in cited})
+        other = max((backing(words, {s: f}) for s, f in evidence.items() if s not in cited),
+                    default=(0.0, 0, ""))  # fmt: skip
+        if other[0] > share:
+            share, sid, quote = other
         if share < 0.5:
             out.append({"sentence": int(n), "verdict": "unsupported", "source": None, "quote": ""})
         else:
