@@ -3,7 +3,11 @@
 "3.5", "3,5" and "3.50" are one value; "40,000", "40.000" and "40 000" are one value; "1.000"
 may be one thousand (German) or one (English), so it stands for both. A date is its parts, so
 "20.06.2019", "2019-06-20" and "20 June 2019" share 20 and 2019. Digits glued to a word
-("CO2", "GPT-4", "COVID-19") are names, not figures, and are left out.
+("CO2", "GPT-4", "COVID-19") are names, not figures, and are left out. A number the deciding
+quote writes out ("sieben Prozent") backs the digits a translation gives it ("7 percent"); only
+unambiguous words count (two to twelve and the tens, in English, German and French; not
+"one"/"ein"/"un", which are articles, nor "cent", a coin). Only the quote's words count, not the
+whole page's: small numbers are written out everywhere ("drei Euro", "vier Jahre").
 """
 
 from __future__ import annotations
@@ -18,6 +22,29 @@ _NUMBER = re.compile(r"(?<![\w.,/:-])(?<![^\W\d_]-)\d+(?:[.,:/-]\d+)*")
 _DATE = re.compile(r"\d{1,2}[./]\d{1,2}[./]\d{2,4}|\d{4}-\d{1,2}-\d{1,2}")
 
 Figure = frozenset[str]  # the values one written number may stand for
+
+_SPELLED = (
+    {
+        word: str(value)
+        for words in (
+            "two three four five six seven eight nine ten eleven twelve",
+            "zwei drei vier fünf sechs sieben acht neun zehn elf zwölf",
+            "deux trois quatre cinq six sept huit neuf dix onze douze",
+        )
+        for value, word in enumerate(words.split(), start=2)
+    }
+    | {
+        word: str(value)
+        for words in (
+            "twenty thirty forty fifty sixty seventy eighty ninety",
+            "zwanzig dreissig vierzig fünfzig sechzig siebzig achtzig neunzig",
+            "vingt trente quarante cinquante soixante soixante-dix quatre-vingt quatre-vingt-dix",
+        )
+        for value, word in zip(range(20, 100, 10), words.split(), strict=True)
+    }
+    | {"quatre-vingts": "80"}
+)
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 
 
 def _canonical(digits: str) -> str:
@@ -71,7 +98,16 @@ def value_set(text: str) -> frozenset[str]:
     return frozenset(v for fig in figures(text) for v in fig)
 
 
-def missing_figures(sentence: str, evidence: str) -> list[str]:
-    """Return the numbers of ``sentence`` (as written) that ``evidence`` does not contain."""
-    have = value_set(evidence)
+@lru_cache(maxsize=256)
+def spelled_values(text: str) -> frozenset[str]:
+    """The values of the numbers ``text`` writes out in words (see the module docstring)."""
+    return frozenset(_SPELLED[w] for w in _WORD.findall(text.casefold()) if w in _SPELLED)
+
+
+def missing_figures(sentence: str, evidence: str, *, spelled: str = "") -> list[str]:
+    """Return the numbers of ``sentence`` (as written) that ``evidence`` does not contain.
+
+    Numbers written out in ``spelled`` (the quote that decides the sentence) count as well.
+    """
+    have = value_set(evidence) | spelled_values(spelled)
     return [token for token, figs in _written(sentence) if any(not (f & have) for f in figs)]

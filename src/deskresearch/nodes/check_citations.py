@@ -2,7 +2,8 @@
 
 check_citations decides by words and figures what code can decide; judge_citations asks the
 model, in one batched call, about the rest, and believes an answer only when code finds the
-quote it gives in the source it names (and every figure of the sentence in that source).
+quote it gives in the source it names, and every figure of the sentence in that quote or in the
+quotes of the facts the sentence's source(s) gave the writer.
 """
 
 from __future__ import annotations
@@ -111,12 +112,15 @@ def verified(check: SentenceCheck, j: Judgement, ledger: Mapping[int, Evidence])
         return {**check, "status": "unsupported", "decided_by": "model",
                 "reason": f"the judge's quote is not in source [{ev.id}]"}  # fmt: skip
     moved = ev.id not in check["cites"]
-    # Staying with its citations, a sentence may take its figures from any of them.
+    # Staying with its citations, a sentence may take its figures from any of them. The figures
+    # must be in what states it (the judge's quote, the facts' quotes), not anywhere in the page
+    # text: a long page holds most small numbers somewhere, so a changed figure would pass.
     backing = [ev] if moved else [ledger[i] for i in check["cites"] if i in ledger]
     said = without_citations(check["sentence"])
-    if missing := missing_figures(said, "\n".join(map(evidence_text, backing))):
+    stated = "\n".join([j.quote, *(q for b in backing for q in b.quotes)])
+    if missing := missing_figures(said, stated, spelled=j.quote):
         return {**check, "status": "unsupported", "decided_by": "model", "quote": j.quote,
-                "reason": f"figure(s) {', '.join(missing)} not in the source(s) named"}  # fmt: skip
+                "reason": f"figure(s) {', '.join(missing)} not in the quotes of the source(s) named"}  # fmt: skip
     return {
         **check,
         "status": "re-cited" if moved else "supported",

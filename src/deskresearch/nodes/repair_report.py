@@ -2,8 +2,8 @@
 
 The model sees only the affected paragraphs and the evidence of the sources they cite. A
 replacement counts only when code confirms it: its quote is in the source it cites, every figure
-is that source's, and (in the source's own language) its words are the source's. Table rows are
-not rewritten: an unsupported row is removed.
+is in that quote or the source's other quotes, and (in the source's own language) its words are
+the source's. Table rows are not rewritten: an unsupported row is removed.
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ def confirmed(
         text = recite(text, [ev.id]) if ids_in(text) else f"{text.rstrip()} [{ev.id}]"
     if not find_quote(fix.quote, evidence_text(ev)):
         return _removed(check, f"the rewrite's quote is not in source [{ev.id}]")
-    if missing := missing_figures(without_citations(text), evidence_text(ev)):
+    stated = "\n".join([fix.quote, *ev.quotes])  # as for the judge: figures from what states it
+    if missing := missing_figures(without_citations(text), stated, spelled=fix.quote):
         return _removed(check, f"the rewrite's figure(s) {', '.join(missing)} are not the source's")
     if (
         ev.language == language

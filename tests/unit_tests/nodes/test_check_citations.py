@@ -5,16 +5,20 @@ from langgraph.errors import NodeError
 
 from deskresearch.errors import ModelCallError, SearchError
 from deskresearch.graph import route_after_check, route_after_judge
+from deskresearch.grounding.ledger import ledger_evidence
+from deskresearch.grounding.lexical import Evidence
 from deskresearch.nodes.check_citations import (
     Judgement,
     Judgements,
     check_citations,
     judge_citations,
     judge_failed,
+    verified,
 )
 from deskresearch.nodes.finish_report import finish_report
-from deskresearch.nodes.repair_report import Fix, Fixes, repair_failed, repair_report
+from deskresearch.nodes.repair_report import Fix, Fixes, confirmed, repair_failed, repair_report
 from deskresearch.records import Source
+from deskresearch.state import SentenceCheck
 from tests.support.fakes import ScriptedChat, runtime
 
 pytestmark = pytest.mark.anyio
@@ -219,3 +223,45 @@ def test_a_rewrite_call_that_fails_for_good_removes_the_unsupported() -> None:
     command = repair_failed(s, NodeError("repair_report", SearchError("x", "q", "down")))
     assert [c["status"] for c in command.update["checks"]] == ["removed", "supported"]  # type: ignore[index]
     assert command.goto == "finish_report"
+
+
+VAT = Evidence(
+    id=5,
+    text="Die Bahn plant bis 2030 neue Strecken. Geplant ist eine Absenkung der Mehrwertsteuer "
+    "auf Tickets von 19 auf sieben Prozent.",
+    quotes=("Geplant ist eine Absenkung der Mehrwertsteuer auf Tickets von 19 auf sieben Prozent",),
+    claims=("VAT on rail tickets is to fall from 19 to seven percent.",),
+    language="de",
+)
+
+
+def pending(sentence: str, cites: list[int]) -> SentenceCheck:
+    return SentenceCheck(unit=0, index=0, sentence=sentence, cites=cites, section="",
+                         status="pending", source=None, quote="", decided_by="none",
+                         reason="another language than its source", candidates=[],
+                         replacement="")  # fmt: skip
+
+
+def test_the_judge_is_believed_on_figures_only_as_far_as_its_quotes_give_them() -> None:
+    ledger = {**ledger_evidence([source(2)], [page(2)]), 5: VAT}
+    said = Judgement(sentence=1, verdict="supported", source=2, quote=QUOTES[2])
+    # 5 is on source 2's page, but in another sentence than the quote that states this one.
+    check = pending("Hydrometallurgy recovers 5 percent of the cobalt in the black mass [2].", [2])
+    assert verified(check, said, ledger)["status"] == "unsupported"
+    # A translation may give in digits what the quote writes out ("sieben Prozent").
+    vat = Judgement(sentence=1, verdict="supported", source=5, quote=VAT.quotes[0])
+    check = pending("Rail tickets are to be taxed at 7 percent instead of 19 percent [5].", [5])
+    assert verified(check, vat, ledger)["status"] == "supported"
+    check = pending("Rail tickets are to be taxed at 2030 rates of 7 percent [5].", [5])
+    assert verified(check, vat, ledger)["status"] == "unsupported", "2030 is not in the quote"
+
+
+def test_a_rewrite_may_give_in_digits_what_its_quote_writes_out() -> None:
+    check = {
+        **pending("Rail tickets will be taxed at 5 percent [5].", [5]),
+        "status": "unsupported",
+    }
+    fix = Fix(sentence=1, replacement="Rail tickets are to be taxed at 7 percent instead of 19 [5].",
+              source=5, quote=VAT.quotes[0])  # fmt: skip
+    done = confirmed(cast(Any, check), fix, {5}, {5: VAT}, language="en")
+    assert done["status"] == "rewritten", done["reason"]
