@@ -2,7 +2,8 @@
 
 A sentence is *supported* when every figure in it is in a source it cites and the best
 passages of those sources (fact quotes first, then sentences of the text we read) hold most of
-its content words — and only when sentence and source are in the same language. A figure that
+its content words, no such passage offering other figures besides its own — and only when
+sentence and source are in the same language. A figure that
 no source of the whole ledger contains is a *fabrication*. Everything else (paraphrase,
 another language, a figure found only in a source it does not cite) is *undecided* and goes to
 the model, with the sources worth showing it.
@@ -17,7 +18,7 @@ from typing import Literal
 
 from deskresearch.citations import without_citations
 from deskresearch.grounding.draft import split_sentences
-from deskresearch.grounding.numbers import missing_figures
+from deskresearch.grounding.numbers import missing_figures, value_set
 from deskresearch.relevance import stems
 
 SUPPORT_COVERAGE = 0.7  # share of the sentence's content words its best passages must hold
@@ -80,6 +81,17 @@ def _candidates(sentence: str, words: set[str], cited: Sequence[int],
     return tuple(ev.id for ev in ranked[:CANDIDATES] if score(ev)[1] > 0)
 
 
+def _loose_figures(sentence: str, best: Sequence[tuple[int, str, frozenset[str]]]) -> bool:
+    """Whether a passage that gives a figure of ``sentence`` gives other figures too.
+
+    Code can find a figure but cannot bind it to its words: in "70 percent less energy and 40
+    percent less CO2", "40 percent less energy" finds both its figure and its words. Such a
+    sentence goes to the model, whose quote must then hold the figure.
+    """
+    mine = value_set(sentence)
+    return any((have := value_set(p)) & mine and have - mine for _, p, _ in best)
+
+
 def check_sentence(
     sentence: str, cited: Sequence[int], ledger: Mapping[int, Evidence], *, language: str
 ) -> Finding:
@@ -106,6 +118,10 @@ def check_sentence(
     if len(words) >= MIN_CONTENT_WORDS and same_language:
         best = [(ev.id, *p) for ev in same_language for p in _best(words, ev, PASSAGES_PER_SOURCE)]
         held = words & set().union(*(b[2] for b in best)) if best else set()
+        if len(held) >= SUPPORT_COVERAGE * len(words) and _loose_figures(plain, best):
+            reason = "its passages give other figures besides its own: which goes with what?"
+            return Finding("undecided", reason=reason,
+                           candidates=_candidates(plain, words, cited, ledger))  # fmt: skip
         if len(held) >= SUPPORT_COVERAGE * len(words):
             owner, quote, _ = max(best, key=lambda b: len(words & b[2]))
             share = f"{len(held)} of {len(words)} content words"

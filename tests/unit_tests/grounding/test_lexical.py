@@ -90,3 +90,32 @@ def test_a_sentence_combining_two_sources_is_supported_by_both() -> None:
         language="en",
     )
     assert found.outcome == "supported"
+
+
+DUESENFELD = Evidence(
+    id=4,
+    text=(
+        "Duesenfeld recycles 96 percent of the material. We use 70 percent less energy than "
+        "conventional processes and cut the battery's carbon footprint by 40 percent."
+    ),
+    quotes=("We use 70 percent less energy than conventional processes",),
+    claims=("Duesenfeld's process uses 70 percent less energy.",),
+    language="en",
+)
+
+
+def test_a_figure_swapped_within_its_passage_is_left_to_the_model() -> None:
+    ledger = {**LEDGER, 4: DUESENFELD}
+    swapped = check_sentence(
+        "Duesenfeld's process uses 40 percent less energy than conventional processes [4].",
+        [4],
+        ledger,
+        language="en",
+    )
+    # 40 and every word are in the source's second sentence: only which figure goes with
+    # "less energy" is wrong, and code cannot bind a figure to its words.
+    assert swapped.outcome == "undecided" and "other figures" in swapped.reason
+    alone = check_sentence(
+        "Duesenfeld recycles 96 percent of the material [4].", [4], ledger, language="en"
+    )
+    assert alone.outcome == "supported", "a passage holding only the sentence's figure decides"
