@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import sys
 import time
 from collections import Counter
@@ -33,7 +32,6 @@ from bench.grounding_report import print_results
 from bench.web import web_process
 
 LATENCY = {"call_s": 0.3, "per_out_token_s": 0.003}
-EXTRA_STAGES = ("judge_citations", "repair_report")
 CHECK_NODES = ("check_citations", "judge_citations", "repair_report", "finish_report")
 
 
@@ -45,6 +43,7 @@ class Run:
     path: tuple[str, ...]  # the nodes that ran after the injected state, in order
     wall_s: float
     calls: dict[str, int]  # model calls by stage
+    tokens: dict[str, tuple[int, int]]  # input and output tokens by stage
     citations: list[dict[str, Any]]
 
 
@@ -91,11 +90,14 @@ async def run_report(graph: Any, report: Report, context: Any) -> Run:
     wall = time.perf_counter() - start
     out = (await graph.aget_state(config)).values
     calls: Counter[str] = Counter()
+    tokens: dict[str, tuple[int, int]] = {}
     for u in out["usage"]:
         calls[u["stage"]] += u["calls"]
+        had = tokens.get(u["stage"], (0, 0))
+        tokens[u["stage"]] = (had[0] + u["input_tokens"], had[1] + u["output_tokens"])
     if not path or path[0] != "check_citations" or path[-1] != "finish_report":
         raise SystemExit(f"{report.name}: the graph ran {path}, not the citation check")
-    return Run(report.name, tuple(path), wall, dict(calls), list(out["citations"]))
+    return Run(report.name, tuple(path), wall, dict(calls), tokens, list(out["citations"]))
 
 
 def outcomes(report: Report, run: Run) -> list[Outcome]:
@@ -124,7 +126,7 @@ def outcomes(report: Report, run: Run) -> list[Outcome]:
     return found
 
 
-async def _bench(reports: list[Report], error_rate: float) -> tuple[list[Run], list[Any]]:
+async def _bench(reports: list[Report], error_rate: float) -> tuple[list[Run], list[Any], float]:
     sys.path.insert(0, str(ROOT))
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -135,7 +137,8 @@ async def _bench(reports: list[Report], error_rate: float) -> tuple[list[Run], l
         graph = graph_for(web, checkpointer=InMemorySaver())
         context = context_for(web)
         runs = [await run_report(graph, r, context) for r in reports]
-    return runs, web.model.misjudged
+    model_s = sum(c.seconds for c in web.log if c.kind == "model")  # the latency model's share
+    return runs, web.model.misjudged, model_s
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,11 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     reports = load_reports(set(args.report) if args.report else None)
     if not reports:
         parser.error(f"no report named {args.report}")
-    runs, misjudged = asyncio.run(_bench(reports, args.judge_error_rate))
+    runs, misjudged, model_s = asyncio.run(_bench(reports, args.judge_error_rate))
     results = [o for r, run in zip(reports, runs, strict=True) for o in outcomes(r, run)]
-    print_results(results, runs, misjudged, error_rate=args.judge_error_rate)
-    walls = [r.wall_s for r in runs]
-    print(f"\n(wall time: {statistics.fmean(walls):.2f} s mean per report)", file=sys.stderr)
+    print_results(results, runs, misjudged, error_rate=args.judge_error_rate,
+                  model_s=model_s / len(runs))  # fmt: skip
     return 0
 
 

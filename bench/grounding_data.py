@@ -56,6 +56,7 @@ class Labelled:
     cites: tuple[int, ...]
     cross: bool  # written in another language than a page it cites (or the page that states it)
     true: int | None  # wrong-source: the source that does state it
+    held_out: bool  # from a report written after the product was changed on the others
 
     @property
     def fault(self) -> bool:
@@ -149,16 +150,9 @@ def _report(raw: dict[str, Any], cases: dict[str, Any]) -> Report:
             cross = any(pages[k].language != lang for k in [*keys, *([true] if true else [])])
             text = _CITE.sub(cite, s["text"])
             texts.append(text)
-            labelled.append(
-                Labelled(
-                    name,
-                    text,
-                    s["kind"],
-                    tuple(ids[k] for k in keys),
-                    cross,
-                    ids[true] if true else None,
-                )  # fmt: skip
-            )
+            cites, backer = tuple(ids[k] for k in keys), ids[true] if true else None
+            held_out = bool(raw.get("held_out"))
+            labelled.append(Labelled(name, text, s["kind"], cites, cross, backer, held_out))
         for at in range(0, len(texts), PER_PARAGRAPH):
             lines += [" ".join(texts[at : at + PER_PARAGRAPH]), ""]
     return Report(

@@ -21,6 +21,12 @@ def _pct(n: int, d: int) -> str:
     return f"{n}/{d} ({100 * n / d:.1f}%)" if d else "0/0"
 
 
+def _tokens(runs: Sequence[Run], stage: str) -> str:
+    pairs = [r.tokens.get(stage, (0, 0)) for r in runs]
+    mean_in, mean_out = (statistics.fmean(p[i] for p in pairs) for i in (0, 1))
+    return f"{mean_in:.0f} → {mean_out:.0f}"
+
+
 def category_table(results: Sequence[Outcome]) -> list[str]:
     """One row per kind of sentence and language situation: how it was judged, and by whom."""
     rows = [
@@ -46,7 +52,7 @@ def category_table(results: Sequence[Outcome]) -> list[str]:
     return rows
 
 
-def summary_table(results: Sequence[Outcome], runs: Sequence[Run]) -> list[str]:
+def summary_table(results: Sequence[Outcome], runs: Sequence[Run], model_s: float) -> list[str]:
     """The issue's targets and the other numbers it asks for."""
     faults = [o for o in results if o.label.fault]
     correct = [o for o in results if not o.label.fault]
@@ -62,6 +68,17 @@ def summary_table(results: Sequence[Outcome], runs: Sequence[Run]) -> list[str]:
     calls = [sum(r.calls.get(s, 0) for s in EXTRA_STAGES) for r in runs]
     by_stage = {s: sum(r.calls.get(s, 0) for r in runs) for s in EXTRA_STAGES}
     walls = [r.wall_s for r in runs]
+    held = [o for o in results if o.label.held_out]
+    held_faults = [o for o in held if o.label.fault]
+    held_rows = (
+        [
+            f"| of which in the report written after the product changes ({held[0].label.report}) "
+            f"| faults caught {_pct(sum(o.verdict in CHANGED for o in held_faults), len(held_faults))}"
+            f", correct changed {_pct(sum(o.verdict in CHANGED for o in held if not o.label.fault), len(held) - len(held_faults))} | |"
+        ]
+        if held
+        else []
+    )
     return [
         "| measure | result | target |",
         "|---|---|---|",
@@ -72,6 +89,7 @@ def summary_table(results: Sequence[Outcome], runs: Sequence[Run]) -> list[str]:
         f"| wrong-source faults re-cited to the source that states them | "
         f"{_pct(to_true, len(wrong_source))} | |",
         f"| correct sentences changed or removed | {_pct(flagged, len(correct))} | ≤ 3% |",
+        *held_rows,
         f"| correct sentences left unchecked | {sum(o.verdict == 'unchecked' for o in correct)} "
         "| |",
         f"| other-language sentences decided by the model | {_pct(cross_by['model'], len(cross))}"
@@ -82,8 +100,10 @@ def summary_table(results: Sequence[Outcome], runs: Sequence[Run]) -> list[str]:
         f"| extra model calls per report (judge + rewrite) | mean {statistics.fmean(calls):.2f}, "
         f"max {max(calls)} ({by_stage['judge_citations']} judge + "
         f"{by_stage['repair_report']} rewrite calls, {len(runs)} reports) | ≤ 2 |",
-        f"| wall time added per report (check → finish) | mean {statistics.fmean(walls):.2f} s, "
-        f"max {max(walls):.2f} s | |",
+        f"| tokens per report, judge / rewrite (in → out) | {_tokens(runs, 'judge_citations')} / "
+        f"{_tokens(runs, 'repair_report')} | |",
+        f"| wall time added per report (check → finish) | mean {statistics.fmean(walls):.2f} s "
+        f"({model_s:.2f} s of it the latency model's), max {max(walls):.2f} s | |",
     ]
 
 
@@ -133,6 +153,7 @@ def print_results(
     misjudged: Sequence[dict[str, Any]],
     *,
     error_rate: float,
+    model_s: float,
 ) -> None:
     """Print every table (markdown) and the list of misses."""
     paths = Counter(" → ".join(r.path) for r in runs)
@@ -141,7 +162,7 @@ def print_results(
           "not an oracle)" + (f", answering wrongly for {error_rate:.0%} of the sentences "
                               "it judges" if error_rate else "") + ".\n")  # fmt: skip
     print("\n".join(category_table(results)), end="\n\n")
-    print("\n".join(summary_table(results, runs)), end="\n\n")
+    print("\n".join(summary_table(results, runs, model_s)), end="\n\n")
     print("Nodes run after the injected draft:")
     print("\n".join(f"- {path}: {n} report(s)" for path, n in paths.items()), end="\n\n")
     if error_rate:
