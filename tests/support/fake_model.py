@@ -364,8 +364,31 @@ def judge(user: str) -> list[dict[str, Any]]:
             out.append({"sentence": int(n), "verdict": "unsupported", "source": None, "quote": ""})
         else:
             verdict = "supported" if sid in cited else "other_source"
+            quote = decisive(quote, sentence)
             out.append({"sentence": int(n), "verdict": verdict, "source": sid, "quote": quote})
     return out
+
+
+QUOTE_WORDS = 15  # the judge prompt asks for the 3 to 15 words of a quote that decide
+
+
+def decisive(quote: str, sentence: str) -> str:
+    """The run of at most QUOTE_WORDS words of ``quote`` holding most of the sentence's figures,
+    then of its words (the prompt asks for the few words that decide, copied exactly)."""
+    tokens = quote.split()
+    if len(tokens) <= QUOTE_WORDS:
+        return quote
+    digits, words = set(re.findall(r"\d+", sentence)), _words(sentence)
+
+    def score(run: list[str]) -> tuple[int, int]:
+        text = " ".join(run)
+        return len(digits & set(re.findall(r"\d+", text))), len(words & _words(text))
+
+    runs: list[list[str]] = [
+        tokens[i : i + QUOTE_WORDS] for i in range(len(tokens) - QUOTE_WORDS + 1)
+    ]
+    best: list[str] = max(runs, key=score)
+    return " ".join(best)
 
 
 _FLAGGED = re.compile(r"^S(\d+): (.*)$", re.MULTILINE)
