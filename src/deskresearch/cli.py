@@ -93,7 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output-dir",
         default="reports",
-        help="where <slug>.md and <slug>.json go (default: reports)",
+        help="where <slug>.md / .html and <slug>.json go (default: reports)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("md", "html", "md+html"),
+        default="md",
+        help="the report as markdown, as one self-contained HTML page with its evidence, "
+        "or both (default: md; the JSON is always written)",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress on stderr (the thread id still)"
@@ -203,21 +210,30 @@ async def _session(
 
 
 def write_outputs(
-    result: dict[str, Any], ctx: Context, topic: str, out_dir: Path
-) -> tuple[Path, Path]:
-    """Write <slug>.md and <slug>.json; return their paths."""
+    result: dict[str, Any], ctx: Context, topic: str, out_dir: Path, fmt: str = "md"
+) -> list[Path]:
+    """Write <slug>.md and/or <slug>.html (``fmt``), then <slug>.json; return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     slug = slug_for(topic)
-    md, js = out_dir / f"{slug}.md", out_dir / f"{slug}.json"
-    md.write_text(result.get("report", ""), encoding="utf-8")
+    written: list[Path] = []
+    if "md" in fmt:
+        written.append(out_dir / f"{slug}.md")
+        written[-1].write_text(result.get("report", ""), encoding="utf-8")
+    if "html" in fmt:
+        from deskresearch.html_report import render_html  # only when asked: keeps start-up light
+
+        written.append(out_dir / f"{slug}.html")
+        page = render_html(result, topic=topic, language=ctx.language)
+        written[-1].write_text(page, encoding="utf-8")
     keys = ("status", "report", "sources", "queries", "citations", "usage", "provenance")
     payload = {
         "topic": topic,
         "settings": dataclasses.asdict(ctx),
         **{k: result.get(k) for k in keys},
     }
-    js.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
-    return md, js
+    written.append(out_dir / f"{slug}.json")
+    written[-1].write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+    return written
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -235,7 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         result, ctx = asyncio.run(_session(args, overrides))
         if not result.get("status"):
             raise RuntimeError("the run ended without a result")
-        md, js = write_outputs(result, ctx, result.get("topic", args.topic), Path(args.output_dir))
+        files = write_outputs(
+            result, ctx, result.get("topic", args.topic), Path(args.output_dir), args.format
+        )
     except KeyboardInterrupt:
         print("deskresearch: interrupted", file=sys.stderr)
         return 130
@@ -245,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place every failure becomes one line
         print(f"deskresearch: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    print(f"{result['status']}: {md} {js}", file=sys.stderr)
+    print(f"{result['status']}: {' '.join(map(str, files))}", file=sys.stderr)
     usage = result.get("usage") or []
     tokens_in = sum(u["input_tokens"] for u in usage)
     tokens_out = sum(u["output_tokens"] for u in usage)
@@ -258,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if result.get("citations"):
         print(f"citations: {summary_line(result['citations'])}", file=sys.stderr)
-    print(md)
+    print(files[0])
     return EXIT_OK if result["status"] == "ok" else EXIT_INSUFFICIENT
 
 
