@@ -1,0 +1,45 @@
+"""A real headless browser for the HTML report: Debian's chromium driven by Playwright.
+
+Playwright's own browser download needs the internet, so it is pointed at the system chromium
+(``.ci/run`` installs it with apt). Tests skip with ``MISSING`` where it is absent.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from playwright.sync_api import Browser, sync_playwright
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+MISSING = (
+    "Debian's chromium is not installed (.ci/run installs it: apt-get install -y chromium); "
+    "the HTML report's browser test needs it"
+)
+# No network of its own: no component updates, sync, first-run or background fetches.
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def available() -> bool:
+    """Whether a chromium binary is there to drive."""
+    return Path(CHROMIUM).is_file()
+
+
+@contextmanager
+def chromium() -> Iterator[Browser]:
+    """A headless chromium (a fresh temporary profile, closed on exit)."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
