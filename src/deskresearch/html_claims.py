@@ -144,8 +144,8 @@ def evidence_html(i: int, cite: Mapping[str, Any], titles: Mapping[int, str]) ->
     if quote:
         where = ""
         if isinstance(qsrc, int) and qsrc in titles:
-            where = f' <a href="#ref-{qsrc}">[{qsrc}] {escape(titles[qsrc])}</a>'
-        parts.append(f"<q>{escape(quote)}</q>source:{where}")
+            where = f'source: <a href="#ref-{qsrc}">[{qsrc}] {escape(titles[qsrc])}</a>'
+        parts.append(f"<q>{escape(quote)}</q>{where}")
     decided = DECIDED_WORDS.get(str(cite.get("decided_by") or "none"), "")
     reason = str(cite.get("reason") or "")
     parts.append(

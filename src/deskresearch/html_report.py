@@ -76,6 +76,8 @@ def split_report(report: str, sources: Sequence[Mapping[str, Any]]) -> tuple[str
 
 def references_html(sources: Sequence[Mapping[str, Any]]) -> str:
     """The ledger as a list whose entries are the targets of every ``[n]`` link."""
+    if not sources:
+        return ""
     items = []
     for s in sources:
         sid, url = int(s["id"]), str(s.get("url") or "")

@@ -298,3 +298,19 @@ def test_write_outputs_writes_the_formats_asked_for(tmp_path: Path) -> None:
     both = write_outputs(result, Context(), "Battery recycling", tmp_path / "b", "md+html")
     assert [p.suffix for p in both] == [".md", ".html", ".json"]
     assert both[1].read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_an_insufficient_evidence_result_renders_without_references() -> None:
+    result = {
+        "report": "# Insufficient evidence: t\n\n## Pages considered\n\n- https://a.example: blocked\n",
+        "status": "insufficient_evidence",
+        "sources": [],
+        "citations": [],
+        "usage": [],
+        "provenance": [],
+        "queries": [],
+    }
+    page = Page(render_html(result, topic="t", language="German"))
+    assert page.find("html", lang="de") and "references" not in page.ids()
+    assert "https://a.example: blocked" in page.text_in["report"]
+    assert "No model calls were made" in page.text_in["provenance"]
