@@ -24,9 +24,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph._internal._constants import CONFIG_KEY_RUNTIME as RUNTIME_KEY
-from langgraph.runtime import Runtime
-
 from bench.grounding_data import ROOT, Labelled, Report, load_reports
 from bench.grounding_report import print_results
 from bench.web import web_process
@@ -79,10 +76,7 @@ def _values(report: Report) -> dict[str, Any]:
 async def run_report(graph: Any, report: Report, context: Any) -> Run:
     """Inject ``report`` after write_report and let the graph finish it."""
     config = {"configurable": {"thread_id": report.name}}
-    # route_after_report (write_report's edge) reads the run's Context through its runtime, which
-    # update_state does not pass on: hand it over under LangGraph's own config key.
-    as_if = {"configurable": {**config["configurable"], RUNTIME_KEY: Runtime(context=context)}}
-    await graph.aupdate_state(as_if, _values(report), as_node="write_report")
+    await graph.aupdate_state(config, _values(report), as_node="write_report")
     path: list[str] = []
     start = time.perf_counter()
     async for update in graph.astream(None, config, context=context, stream_mode="updates"):

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
 from platformdirs import user_cache_dir
 from pydantic import ValidationError, model_validator
 from pydantic.dataclasses import dataclass
@@ -167,6 +167,23 @@ def validated(values: Mapping[str, Any], *, source: str) -> Context:
         raise ConfigError(f"invalid setting from {source}: " + "; ".join(lines)) from None
     except TypeError as exc:  # an unknown keyword
         raise ConfigError(f"invalid setting from {source}: {exc}") from None
+
+
+def settings_of(state: Mapping[str, Any]) -> Context:
+    """The run's Context for a router, which LangGraph gives no runtime.
+
+    Inside a run that is the runtime's; where the graph is driven by ``update_state`` (Studio's
+    state editor, a caller resuming from an edited state) there is none, and the settings the
+    run started with (``start_run`` saved them in state) stand in.
+    """
+    try:
+        runtime = get_runtime(Context)
+    except RuntimeError:  # not inside a graph step at all
+        runtime = None
+    if runtime is not None:
+        return resolve(runtime)
+    saved = state.get("settings")
+    return validated(saved, source="the saved run") if saved else Context.from_env()
 
 
 def resolve(runtime: Runtime[Context]) -> Context:

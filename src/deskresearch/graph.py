@@ -26,12 +26,11 @@ from typing import Any, Literal
 from langgraph.cache.base import BaseCache
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer, RetryPolicy, Send
 
 from deskresearch import nodes
-from deskresearch.context import Context, resolve
+from deskresearch.context import Context, settings_of
 from deskresearch.errors import is_transient
 from deskresearch.services.base import (
     ChatService,
@@ -75,12 +74,12 @@ def fan_out_keywords(state: ResearchState) -> list[Send]:
 
 
 def route_after_keywords(
-    state: ResearchState, runtime: Runtime[Context]
+    state: ResearchState,
 ) -> Literal["generate_keywords", "keywords_fallback"] | list[Send]:
     """Search the keywords; retry malformed ones a bounded number of times, then the topic."""
     if state["keywords"]:
         return fan_out_keywords(state)
-    if state["keyword_attempts"] <= resolve(runtime).max_output_retries:
+    if state["keyword_attempts"] <= settings_of(state).max_output_retries:
         return "generate_keywords"
     return "keywords_fallback"
 
@@ -137,29 +136,29 @@ def fan_out_chunks(state: PageState) -> Literal["__end__"] | list[Send]:
 
 
 def route_after_sources(
-    state: ResearchState, runtime: Runtime[Context]
+    state: ResearchState,
 ) -> Literal["plan_report", "write_report", "insufficient_evidence"]:
     """Write a report only from sources we read: in sections (outline first), or in one call."""
     if not state["sources"]:
         return "insufficient_evidence"
-    return "plan_report" if resolve(runtime).report_mode == "sections" else "write_report"
+    return "plan_report" if settings_of(state).report_mode == "sections" else "write_report"
 
 
 def fan_out_sections(
-    state: ResearchState, runtime: Runtime[Context]
+    state: ResearchState,
 ) -> Literal["write_report"] | list[Send]:
     """Every section at the same time; no usable outline: the report in one call."""
-    tasks = nodes.section_tasks(state, resolve(runtime).report_words)
+    tasks = nodes.section_tasks(state, settings_of(state).report_words)
     return [Send("write_section", t) for t in tasks] or "write_report"
 
 
 def route_after_report(
-    state: ResearchState, runtime: Runtime[Context]
+    state: ResearchState,
 ) -> Literal["write_report", "check_citations", "finish_report"]:
     """An uncited first draft is written once more; a draft goes to the citation check (if on)."""
     if not state["draft"]:
         return "write_report"
-    return "check_citations" if resolve(runtime).check_citations else "finish_report"
+    return "check_citations" if settings_of(state).check_citations else "finish_report"
 
 
 def _after_verdicts(state: ResearchState) -> Literal["repair_report", "finish_report"]:

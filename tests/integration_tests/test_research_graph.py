@@ -244,3 +244,17 @@ def out_page_tasks(out: dict[str, Any]) -> list[dict[str, Any]]:
             url = canonical_url(p["subject"])
             served.setdefault(url, [first]).append(also)
     return [{"url": u, "queries": q} for u, q in served.items()]
+
+
+async def test_an_edited_draft_is_checked_when_the_run_goes_on_from_it(web: FakeWeb) -> None:
+    """Studio's state editor and callers drive the graph with update_state: no runtime there."""
+    graph = graph_for(web, checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "edit"}}
+    ctx = context_for(web, url_per_query=2)
+    first = await graph.ainvoke({"topic": "EV battery recycling"}, config, context=ctx)
+    draft = "# Edited\n\nAn invented claim about 97 percent recovery [1]."
+    await graph.aupdate_state(config, {"draft": draft}, as_node="write_report")
+    out = await graph.ainvoke(None, config, context=ctx)
+    assert first["status"] == out["status"] == "ok"
+    assert [c["verdict"] for c in out["citations"]] == ["removed"]
+    assert "97 percent" not in out["report"].split("## References")[0]

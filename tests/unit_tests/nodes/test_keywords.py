@@ -40,10 +40,14 @@ async def test_generate_keywords_treats_empty_list_as_failure() -> None:
 
 
 def test_route_after_keywords_retries_then_falls_back() -> None:
-    rt = runtime(Context(max_output_retries=1))
-    assert route_after_keywords(state(keywords=[], keyword_attempts=1), rt) == "generate_keywords"
-    assert route_after_keywords(state(keywords=[], keyword_attempts=2), rt) == "keywords_fallback"
-    sends = route_after_keywords(state(keywords=["a", "b"], keyword_attempts=1), rt)
+    saved = {"settings": {"max_output_retries": 1}}  # what start_run saved
+    assert (
+        route_after_keywords(state(keywords=[], keyword_attempts=1, **saved)) == "generate_keywords"
+    )
+    assert (
+        route_after_keywords(state(keywords=[], keyword_attempts=2, **saved)) == "keywords_fallback"
+    )
+    sends = route_after_keywords(state(keywords=["a", "b"], keyword_attempts=1, **saved))
     assert isinstance(sends, list) and [s.arg["keyword"] for s in sends] == ["a", "b"]
 
 

@@ -55,8 +55,9 @@ async def test_write_report_removes_unknown_citations_and_drops_the_models_refer
     assert "fr" in str(llm.calls[0][1][0].content)
     assert "- claim 2" in str(llm.calls[0][1][1].content), "the writer sees each source's facts"
     drafted = cast(Any, {**state(), **update})
-    assert route_after_report(drafted, runtime()) == "check_citations"
-    assert route_after_report(drafted, runtime(Context(check_citations=False))) == "finish_report"
+    assert route_after_report(drafted) == "check_citations"
+    unchecked: Any = {**drafted, "settings": {"check_citations": False}}  # start_run saved it
+    assert route_after_report(unchecked) == "finish_report"
 
 
 async def test_finish_report_appends_the_ledger_references_and_lists_unchecked_citations() -> None:
@@ -73,7 +74,7 @@ async def test_write_report_retries_an_uncited_draft_once_then_flags_it() -> Non
     llm = ScriptedChat({"write_report": ["no citations", "still none"]})
     first = await write_report(state(), runtime(), llm=llm)
     assert "draft" not in first and first["report_attempts"] == 1
-    assert route_after_report(cast(Any, {**state(), **first}), runtime()) == "write_report"
+    assert route_after_report(cast(Any, {**state(), **first})) == "write_report"
     second = await write_report(state(report_attempts=1), runtime(), llm=llm)
     assert second["draft"].startswith(UNCITED_WARNING)
     assert second["provenance"][-1]["outcome"] == "flagged"
@@ -106,10 +107,10 @@ async def test_collect_sources_numbers_pages_and_merges_same_text() -> None:
     assert [(s["id"], s["url"]) for s in update["sources"]] == [(1, "https://a"), (2, "https://b")]
     assert update["sources"][0]["queries"] == ["q1", "q3"]
     assert [p["outcome"] for p in update["provenance"]] == ["used", "used", "duplicate"]
-    assert route_after_sources(cast(Any, {"sources": []}), runtime()) == "insufficient_evidence"
-    assert route_after_sources(cast(Any, update), runtime()) == "plan_report"
-    single = runtime(Context(report_mode="single"))
-    assert route_after_sources(cast(Any, update), single) == "write_report"
+    assert route_after_sources(cast(Any, {"sources": []})) == "insufficient_evidence"
+    assert route_after_sources(cast(Any, update)) == "plan_report"
+    single = {**update, "settings": {"report_mode": "single"}}
+    assert route_after_sources(cast(Any, single)) == "write_report"
 
 
 async def test_insufficient_evidence_lists_what_was_tried_without_a_model() -> None:
