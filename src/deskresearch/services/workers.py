@@ -6,19 +6,30 @@ import trafilatura and load the tokenizer when started, and are started by ``war
 first model calls are in flight. Threads are no option for trafilatura: concurrent extractions
 in threads crashed the interpreter (SIGABRT in lxml). Where processes cannot be started (no
 ``sem_open``, e.g. some sandboxes) or ``workers=0``, one background thread does the work.
+
+Two things a spawned worker must not inherit from the process that embeds us:
+- **its ``__main__``**: multiprocessing re-runs the parent's main script in every spawned child
+  (as ``__mp_main__``), so an unguarded ``asyncio.run(main())`` in a user's ``example.py`` would
+  run the whole research again inside each worker. Workers only run module-level functions of
+  installed packages, so they are started without the main module (``_without_main``).
+- **Ctrl-C**: the terminal sends SIGINT to the whole process group. Workers are started with
+  SIGINT blocked (the mask survives exec, as the stdlib's resource tracker does it) and ignore
+  it, so only the main process decides what an interrupt means and no worker prints a traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import cache, partial
+from multiprocessing import context as mp_context
+from multiprocessing import spawn as mp_spawn
 from typing import Any, TypeVar
 
 from deskresearch.errors import ConfigError
@@ -48,8 +59,51 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(0)
 
 
+_spawning = threading.local()  # set while one of our pools starts a process in this thread
+_original_preparation = mp_spawn.get_preparation_data
+
+
+def _preparation_data(name: str) -> dict[str, Any]:
+    """What a spawned child is told about its parent; for our workers, nothing of ``__main__``."""
+    data: dict[str, Any] = _original_preparation(name)
+    if getattr(_spawning, "without_main", False):
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+    return data
+
+
+class _WorkerProcess(mp_context.SpawnProcess):
+    """A spawned process that does not import or run the parent's ``__main__``."""
+
+    @staticmethod
+    def _Popen(process_obj: Any) -> Any:  # noqa: N802 - multiprocessing's name
+        # multiprocessing reads get_preparation_data from its module at launch; the wrapper
+        # is installed once and acts only in this thread, while this process starts.
+        mp_spawn.get_preparation_data = _preparation_data
+        _spawning.without_main = True
+        try:
+            return mp_context.SpawnProcess._Popen(process_obj)
+        finally:
+            _spawning.without_main = False
+
+
+class _WorkerContext(mp_context.SpawnContext):
+    """The spawn start method, with processes that leave ``__main__`` alone."""
+
+    Process = _WorkerProcess
+
+
+def _block_interrupts() -> None:
+    """Block SIGINT in this thread; processes it starts inherit the mask (across exec)."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
 def _start_worker(parent: int) -> None:
-    """Initializer of every worker: pay the imports and the tokenizer load up front."""
+    """Initializer of every worker: ignore Ctrl-C, then pay the imports and tokenizer up front."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # pending interrupts are now ignored, not delivered
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     # Lower priority: the event loop's process is on every request's path, workers on few.
     if hasattr(os, "nice"):
@@ -80,7 +134,10 @@ class WorkerPool:
         self._lock = threading.Lock()
         # Starting processes and handing them jobs writes to pipes: blocking calls that must
         # not run on the event loop (`langgraph dev` rejects them). These threads do it.
-        self._hands = ThreadPoolExecutor(16, thread_name_prefix="deskresearch-submit")
+        # They block SIGINT, so the workers they start do too.
+        self._hands = ThreadPoolExecutor(
+            16, thread_name_prefix="deskresearch-submit", initializer=_block_interrupts
+        )
 
     def _executor(self) -> Executor:
         with self._lock:
@@ -91,10 +148,9 @@ class WorkerPool:
     def _start(self) -> Executor:
         if self.workers > 0:
             try:
-                ctx = multiprocessing.get_context("spawn")
                 return ProcessPoolExecutor(
                     self.workers,
-                    mp_context=ctx,
+                    mp_context=_WorkerContext(),
                     initializer=_start_worker,
                     initargs=(os.getpid(),),
                 )
@@ -170,6 +226,19 @@ class WorkerPool:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
+    def terminate(self) -> None:
+        """Stop the workers now, without waiting for them: for a process about to exit.
+
+        Idle workers hold nothing worth saving; a job still running is abandoned.
+        """
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if isinstance(pool, ProcessPoolExecutor):
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.terminate()
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
 
 WORKERS_ENV = "DESKRESEARCH_WORKERS"
 
@@ -190,3 +259,9 @@ def shared_pool() -> WorkerPool:
     if not raw.isdigit() or int(raw) > 64:
         raise ConfigError(f"{WORKERS_ENV}={raw!r}: expected a whole number from 0 to 64")
     return WorkerPool(int(raw))
+
+
+def terminate_shared_pool() -> None:
+    """Stop the shared pool's workers at once, if it was ever started (for a fast exit)."""
+    if shared_pool.cache_info().currsize:
+        shared_pool().terminate()

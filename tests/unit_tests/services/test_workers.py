@@ -1,0 +1,91 @@
+"""Worker processes as an embedding user's script meets them: saved as a file, run, interrupted."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from deskresearch.services.workers import WorkerPool
+
+ROOT = Path(__file__).parents[3]
+
+# A user's script with no `if __name__ == "__main__":` guard, as the README's examples are.
+UNGUARDED = """
+import asyncio, sys
+import pytest
+
+from deskresearch.services.workers import WorkerPool
+from tests.support.jobs import double, slow_double
+print("main script ran", flush=True)
+
+async def main():
+    pool = WorkerPool(2)
+    print(await asyncio.gather(*(pool.run(double, n) for n in range(4))), flush=True)
+    if "--wait" in sys.argv:
+        print("ready", flush=True)
+        await pool.run(slow_double, 1, 3.0)
+
+try:
+    asyncio.run(main())
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def _script(tmp_path: Path) -> Path:
+    path = tmp_path / "example.py"
+    path.write_text(UNGUARDED, encoding="utf-8")
+    return path
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def test_workers_do_not_rerun_an_unguarded_main_script(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(_script(tmp_path))],
+        capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["main script ran", "[0, 2, 4, 6]"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_ctrl_c_to_the_process_group_leaves_no_worker_traceback(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, str(_script(tmp_path)), "--wait"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=tmp_path,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )  # fmt: skip
+    assert proc.stdout is not None
+    lines = [proc.stdout.readline() for _ in range(3)]
+    assert lines[-1] == "ready\n", lines
+    time.sleep(0.5)  # the slow job is in a worker
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: every process of the group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert out == "interrupted\n"
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+
+
+@pytest.mark.anyio
+async def test_terminate_stops_idle_workers_without_waiting() -> None:
+    from tests.support.jobs import double
+
+    pool = WorkerPool(2)
+    assert await pool.run(double, 21) == 42
+    executor = pool._executor()
+    procs = list(getattr(executor, "_processes", {}).values())
+    assert procs and all(p.is_alive() for p in procs)
+    pool.terminate()
+    for p in procs:
+        p.join(timeout=10)
+    assert not any(p.is_alive() for p in procs)
+    assert await pool.run(double, 2) == 4  # a later job starts a new pool
+    pool.close()
