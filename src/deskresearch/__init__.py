@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from deskresearch.graph import build_graph, graph
     from deskresearch.state import ResearchInput, ResearchOutput, ResearchRequest
 
+__version__ = "0.1.0"
+
 __all__ = [
     "ConfigError",
     "Context",

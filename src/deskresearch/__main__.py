@@ -1,7 +1,5 @@
 """Run the CLI with ``python -m deskresearch``."""
 
-import sys
+from deskresearch.cli import run
 
-from deskresearch.cli import main
-
-sys.exit(main())
+run()

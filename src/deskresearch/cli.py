@@ -1,75 +1,74 @@
-"""The ``deskresearch`` command: flags → Context, progress on stderr, report files, exit codes.
+"""The ``deskresearch`` command: parse, dispatch, and leave at once when done.
 
-Every run is checkpointed (SQLite in the user's data folder unless --checkpoints says otherwise)
-under a thread id printed at the start; ``--resume THREAD_ID`` continues it after a crash.
-Exit codes: 0 report written, 2 insufficient evidence, 1 error (one line: cause and fix).
+``deskresearch TOPIC`` researches (deskresearch.cli_session), ``deskresearch runs`` lists earlier
+runs; further subcommands are one line in SUBCOMMANDS. This module imports nothing heavy, so
+``--help`` and ``--version`` answer in a few hundredths of a second: the research path imports
+LangGraph and the model client only once the arguments are known.
+Exit codes: 0 report written, 2 insufficient evidence, 1 error (one line: cause and fix),
+130 interrupted (one line: what was saved and the command that resumes it).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import dataclasses
-import json
+import os
 import sys
-import typing
-import uuid
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from importlib import import_module
+from typing import NoReturn
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command
-from slugify import slugify
+from deskresearch import __version__
+from deskresearch.cli_options import OPTIONS
 
-from deskresearch.cli_review import answer_from, show_plan
-from deskresearch.context import ENV_PREFIX, Context, field_description, field_names, validated
-from deskresearch.errors import ConfigError
-from deskresearch.graph import MAX_CONCURRENCY, build_graph
-from deskresearch.grounding.ledger import summary_line
-from deskresearch.services.checkpoints import (
-    CHECKPOINTS_ENV,
-    default_location,
-    describe,
-    open_checkpointer,
-)
-from deskresearch.tracing import run_config
+EXIT_OK, EXIT_ERROR, EXIT_INSUFFICIENT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
-EXIT_OK, EXIT_ERROR, EXIT_INSUFFICIENT = 0, 1, 2
-MAX_SLUG_CHARS = 80
+# name → (module with ``main(argv) -> int``, summary for --help). Imported only when used.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "runs": ("deskresearch.cli_runs", "list earlier runs: topic, date, status, thread id, files"),
+}
 
+EXAMPLES = """\
+examples:
+  deskresearch "How are lithium-ion batteries from electric cars recycled?"
+  deskresearch "Wie entwickelt sich der Nachtzugverkehr?" --language German -o ~/reports
+  deskresearch "topic" --summary-model ollama:llama3.1 --report-model ollama:llama3.1
+  deskresearch "topic" --search corpus --corpus-dir ~/papers --no-cache
+  deskresearch "topic" --review            pause after ranking to drop pages
+  deskresearch runs                        earlier runs and their thread ids
+  deskresearch --resume 3f2c9a...          continue an interrupted run
 
-def slug_for(topic: str) -> str:
-    """Return a file-name-safe slug for any topic (unicode transliterated, length capped)."""
-    return slugify(topic, max_length=MAX_SLUG_CHARS, word_boundary=True) or "research"
+commands:
+{commands}
+  (a topic that is also a command's name: deskresearch -- runs)
 
-
-def _field_type(name: str) -> tuple[Any, list[str] | None]:
-    """Return (argparse type, choices) for a Context field."""
-    hint = typing.get_type_hints(Context, include_extras=True)[name]
-    base = typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
-    if typing.get_origin(base) is typing.Literal:
-        return str, [str(a) for a in typing.get_args(base)]
-    return (base if base in (int, float) else str), None
+settings: flag > --config file > environment (DESKRESEARCH_<FIELD>) > default.
+model endpoint: OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL / --base-url (Ollama, vLLM,
+llama.cpp). search: TAVILY_API_KEY, else DuckDuckGo. progress is drawn live on a terminal
+and printed line by line otherwise; NO_COLOR turns colour off.
+exit codes: 0 report written, 2 insufficient evidence, 1 error, 130 interrupted."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the parser; one option per Context field, each naming its env var."""
-    parser = argparse.ArgumentParser(
-        prog="deskresearch",
-        description="Research a topic on the web (or in your files) and write a cited markdown report.",
-        epilog="Model endpoint: OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL / --base-url "
-        "(Ollama, vLLM, llama.cpp). Search: TAVILY_API_KEY. Exit codes: 0 ok, "
-        "2 insufficient evidence, 1 error.",
-    )
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors as one line and exit code 1 (2 means insufficient evidence)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print the problem and where the options are listed; exit 1."""
+        self.exit(
+            EXIT_ERROR, f"deskresearch: error: {message} (deskresearch --help lists the options)\n"
+        )
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("topic", nargs="?", help="the research question (not with --resume)")
-    parser.add_argument(
+    run = parser.add_argument_group("run")
+    run.add_argument(
         "--resume",
         metavar="THREAD_ID",
-        help="continue an interrupted run (its thread id is printed when it starts); "
-        "finished steps are not redone, settings are the run's own unless flags override them",
+        help="continue an interrupted run (its thread id is printed when it starts; "
+        "`deskresearch runs` lists them); finished steps are not redone, settings are the "
+        "run's own unless flags override them",
     )
-    parser.add_argument(
+    run.add_argument(
         "--review",
         nargs="?",
         const="-",
@@ -77,208 +76,153 @@ def build_parser() -> argparse.ArgumentParser:
         help="pause after ranking to review the planned pages: type numbers to drop, or give a "
         'JSON answer file (true, or {"drop_urls"|"keep_urls"|"drop_queries": [...]})',
     )
-    parser.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="neither read nor write the persistent cache of answers, searches and pages "
-        "(the same as --cache false)",
+    run.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a TOML file of settings (field = value, as in the sections below)",
     )
-    parser.add_argument(
+    run.add_argument(
         "--checkpoints",
         metavar="PATH_OR_URL",
-        help="where runs are saved: a SQLite file, a postgresql:// URL, or 'memory' (no resume) "
-        f"[env {CHECKPOINTS_ENV}; default: a file in your user data folder]",
+        help="where runs are saved: a SQLite file, a postgresql:// URL, or 'memory' (no "
+        "resume) [env DESKRESEARCH_CHECKPOINTS; default: a file in your user data folder]",
     )
-    parser.add_argument(
+    run.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=32,  # graph.MAX_CONCURRENCY (not imported: graph.py is heavy)
+        metavar="N",
+        help="parallel graph tasks per step (default 32); calls to providers are bounded by "
+        "--max-model-calls, --max-fetches, --max-fetches-per-host",
+    )
+    out = parser.add_argument_group("output")
+    out.add_argument(
         "-o",
         "--output-dir",
         default="reports",
-        help="where <slug>.md / .html and <slug>.json go (default: reports)",
+        metavar="DIR",
+        help="where <slug>.md and <slug>.json go (default: reports); an existing report is "
+        "kept and the new one named <slug>-2.md, ...",
     )
-    parser.add_argument(
-        "--format",
-        choices=("md", "html", "md+html"),
-        default="md",
-        help="the report as markdown, as one self-contained HTML page with its evidence, "
-        "or both (default: md; the JSON is always written)",
+    out.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace <slug>.md and <slug>.json if they exist (a symlink there is replaced, "
+        "never followed)",
     )
-    parser.add_argument(
+    out.add_argument(
+        "--progress",
+        choices=("auto", "live", "plain"),
+        default="auto",
+        help="live: a panel redrawn in place; plain: one line per event; auto (default): "
+        "live on a terminal, plain otherwise",
+    )
+    out.add_argument(
         "-q", "--quiet", action="store_true", help="no progress on stderr (the thread id still)"
     )
-    parser.add_argument(
-        "--max-concurrency",
-        type=int,
-        default=MAX_CONCURRENCY,
-        help=f"parallel graph tasks per step (default: {MAX_CONCURRENCY}); calls to providers "
-        "are bounded by --max-model-calls, --max-fetches, --max-fetches-per-host",
+    out.add_argument("--version", action="version", version=f"deskresearch {__version__}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser: run and output options, then one group per group of settings."""
+    commands = "\n".join(f"  {name:<10} {summary}" for name, (_, summary) in SUBCOMMANDS.items())
+    parser = _Parser(
+        prog="deskresearch",
+        usage="deskresearch [options] TOPIC | --resume THREAD_ID | COMMAND [options]",
+        description="Research a topic on the web (or in your files) and write a cited markdown\n"
+        "report, with the sources it read and how it got there.",
+        epilog=EXAMPLES.format(commands=commands),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    defaults = Context()
-    settings = parser.add_argument_group("research settings (flag > environment > default)")
-    for name in field_names():
-        kind, choices = _field_type(name)
-        settings.add_argument(
-            f"--{name.replace('_', '-')}",
-            dest=name,
-            type=kind,
-            choices=choices,
-            default=None,
-            help=f"{field_description(name)} [env {ENV_PREFIX}{name.upper()}; default {getattr(defaults, name)!r}]",
+    _run_options(parser)
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for opt in OPTIONS:
+        if opt.group not in groups:
+            groups[opt.group] = parser.add_argument_group(f"{opt.group} settings")
+        where = f"[env {opt.env}; default {opt.default}]"
+        if opt.kind == "bool":
+            groups[opt.group].add_argument(
+                opt.flag,
+                dest=opt.name,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=f"{opt.help} {where}",
+            )
+            continue
+        # Values stay text here: the settings check names the flag in its error, like a
+        # variable's or a file's, with the allowed range.
+        metavar = "{" + ",".join(opt.choices) + "}" if opt.choices else opt.kind.upper()
+        groups[opt.group].add_argument(
+            opt.flag, dest=opt.name, metavar=metavar, default=None, help=f"{opt.help} {where}"
         )
     return parser
 
 
-def _progress(event: dict[str, Any]) -> None:
-    details = " ".join(
-        f"{k}={v}"
-        for k, v in event.items()
-        if k not in ("stage", "event") and not isinstance(v, list | dict)
-    )
-    print(f"[{event.get('stage')}] {event.get('event')} {details}".rstrip(), file=sys.stderr)
-
-
-async def _stream(
-    graph: Any,
-    graph_input: dict[str, Any] | Command[Any] | None,
-    ctx: Context,
-    config: RunnableConfig,
-    *,
-    banner: str,
-    quiet: bool,
-) -> dict[str, Any]:
-    """Run to the end; print ``banner`` once the run has passed its checks, then progress."""
-    final: dict[str, Any] = {}
-    async for namespace, mode, chunk in graph.astream(
-        graph_input,
-        config,
-        context=ctx,
-        stream_mode=["custom", "values"],
-        subgraphs=True,
-        durability="sync",  # a step is on disk before the next starts: kill -9 loses no step
-    ):
-        if mode == "custom" and isinstance(chunk, dict):
-            if banner:
-                print(banner, file=sys.stderr)
-                banner = ""
-            if not quiet:
-                _progress(chunk)
-        elif mode == "values" and not namespace and isinstance(chunk, dict):
-            final = chunk
-    return final
-
-
-async def _session(
-    args: argparse.Namespace, overrides: dict[str, Any]
-) -> tuple[dict[str, Any], Context]:
-    """Start or resume one run under a checkpointer; return its final state and settings."""
-    location = args.checkpoints or default_location()
-    thread = args.resume or uuid.uuid4().hex
-    async with open_checkpointer(location) as saver:
-        graph = build_graph(checkpointer=saver, max_concurrency=args.max_concurrency)
-        graph_input: dict[str, Any] | None = {"topic": args.topic}
-        if args.resume:
-            saved = await graph.aget_state({"configurable": {"thread_id": thread}})
-            if not saved.values:
-                raise ConfigError(
-                    f"no run with thread id {thread!r} in {describe(location)}: check the id "
-                    "printed when the run started, and --checkpoints"
-                )
-            given = {k: v for k, v in overrides.items() if v is not None}
-            ctx = validated({**saved.values.get("settings", {}), **given}, source="the saved run")
-            if not saved.next:  # it had finished: write its files again
-                return dict(saved.values), ctx
-            graph_input = None
-        else:
-            ctx = Context.from_env(**overrides)
-        topic = args.topic or saved.values.get("topic", "")
-        config: RunnableConfig = {
-            **run_config(topic, ctx, thread_id=thread),
-            "configurable": {"thread_id": thread},
-        }
-        banner = (
-            f"deskresearch: thread {thread} in {describe(location)} "
-            f"(after a crash: deskresearch --resume {thread})"
-        )
-        run_input: dict[str, Any] | Command[Any] | None = graph_input
-        while True:
-            final = await _stream(graph, run_input, ctx, config, banner=banner, quiet=args.quiet)
-            banner = ""
-            paused = (await graph.aget_state(config)).interrupts
-            if not paused:
-                return final, ctx
-            show_plan(paused[0].value)
-            run_input = Command(resume=answer_from(paused[0].value, args.review or "-"))
-
-
-def write_outputs(
-    result: dict[str, Any], ctx: Context, topic: str, out_dir: Path, fmt: str = "md"
-) -> list[Path]:
-    """Write <slug>.md and/or <slug>.html (``fmt``), then <slug>.json; return their paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    slug = slug_for(topic)
-    written: list[Path] = []
-    if "md" in fmt:
-        written.append(out_dir / f"{slug}.md")
-        written[-1].write_text(result.get("report", ""), encoding="utf-8")
-    if "html" in fmt:
-        from deskresearch.html_report import render_html  # only when asked: keeps start-up light
-
-        written.append(out_dir / f"{slug}.html")
-        page = render_html(result, topic=topic, language=ctx.language)
-        written[-1].write_text(page, encoding="utf-8")
-    keys = ("status", "report", "sources", "queries", "citations", "usage", "provenance")
-    payload = {
-        "topic": topic,
-        "settings": dataclasses.asdict(ctx),
-        **{k: result.get(k) for k in keys},
-    }
-    written.append(out_dir / f"{slug}.json")
-    written[-1].write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
-    return written
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the exit code."""
+    """Run the command; return the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in SUBCOMMANDS:
+        command: int = import_module(SUBCOMMANDS[args[0]][0]).main(args[1:])
+        return command
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if bool(args.topic) == bool(args.resume):
+    ns = parser.parse_args(args)
+    if bool(ns.topic) == bool(ns.resume):
         parser.error("give a topic to start a run, or --resume THREAD_ID to continue one")
+    from deskresearch.errors import ConfigError
+
     try:
-        overrides = {name: getattr(args, name) for name in field_names()}
-        if args.review:
-            overrides["review_plan"] = True
-        if args.no_cache:
-            overrides["cache"] = False
-        result, ctx = asyncio.run(_session(args, overrides))
-        if not result.get("status"):
-            raise RuntimeError("the run ended without a result")
-        files = write_outputs(
-            result, ctx, result.get("topic", args.topic), Path(args.output_dir), args.format
-        )
-    except KeyboardInterrupt:
-        print("deskresearch: interrupted", file=sys.stderr)
-        return 130
+        from deskresearch.cli_session import research
+
+        return research(ns)
     except ConfigError as exc:
         print(f"deskresearch: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - the one place every failure becomes one line
         print(f"deskresearch: error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    print(f"{result['status']}: {' '.join(map(str, files))}", file=sys.stderr)
-    usage = result.get("usage") or []
-    tokens_in = sum(u["input_tokens"] for u in usage)
-    tokens_out = sum(u["output_tokens"] for u in usage)
-    cached = sum(u.get("cached_calls", 0) for u in usage)
-    calls = f"model calls: {sum(u['calls'] for u in usage) + cached} ({cached} from the cache)"
-    print(
-        f"sources: {len(result.get('sources') or [])}, tokens: {tokens_in} in / {tokens_out} out, "
-        + calls,
-        file=sys.stderr,
-    )
-    if result.get("citations"):
-        print(f"citations: {summary_line(result['citations'])}", file=sys.stderr)
-    print(files[0])
-    return EXIT_OK if result["status"] == "ok" else EXIT_INSUFFICIENT
+    return EXIT_ERROR
+
+
+def leave(code: int) -> NoReturn:
+    """Exit now: streams flushed, workers stopped, no wait for idle threads.
+
+    Everything that matters is on disk by now (reports written and closed, checkpoints
+    committed when the checkpointer closed, cache writes committed one by one). What the
+    interpreter would still do is join idle pool threads and worker processes: over a second.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    if "langchain_core.tracers.langchain" in sys.modules:  # traces queued for LangSmith
+        from langchain_core.tracers.langchain import wait_for_all_tracers
+
+        wait_for_all_tracers()
+    if "deskresearch.services.workers" in sys.modules:
+        from deskresearch.services.workers import terminate_shared_pool
+
+        terminate_shared_pool()
+    if "multiprocessing.util" in sys.modules:
+        # multiprocessing's exit-time finalizers unlink the pool's named semaphores; skipped,
+        # its resource tracker would warn about "leaked semaphore objects" after we are gone.
+        import multiprocessing.util
+
+        getattr(multiprocessing.util, "_run_finalizers", lambda minpriority: None)(0)
+    os._exit(code)
+
+
+def run() -> NoReturn:
+    """The console entry point: ``main()``, then ``leave()``."""
+    try:
+        code = main()
+    except SystemExit as exc:  # --help, --version, usage errors
+        code = exc.code if isinstance(exc.code, int) else EXIT_ERROR
+    except KeyboardInterrupt:  # before a run started (cli_session reports its own)
+        print(
+            "deskresearch: interrupted before the run started; nothing was saved", file=sys.stderr
+        )
+        code = EXIT_INTERRUPTED
+    leave(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -181,7 +181,7 @@ class SearchFields:
         ),
     ] = "https://api.tavily.com"
     corpus_dir: Annotated[
-        str, Field(description="Folder of .md/.txt/.html files searched when search=corpus.")
+        str, Field(description="Folder of .md/.txt/.html/.pdf files searched when search=corpus.")
     ] = ""
     searxng_url: Annotated[
         str,

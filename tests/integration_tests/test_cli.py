@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from deskresearch.cli import slug_for
+from deskresearch.cli_output import slug_for
 from tests.support.loopback import FakeWeb, default_catalogue
 
 ROOT = Path(__file__).parents[2]

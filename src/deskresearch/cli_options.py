@@ -1,0 +1,167 @@
+"""The research settings as command-line options: a table, so ``--help`` imports nothing heavy.
+
+Deriving the options from ``Context`` at start-up would import pydantic, LangGraph and the
+settings modules (over a second) just to print help. The table below is generated from
+``Context`` instead, and a unit test checks it is current; after changing a setting, run::
+
+    python -m deskresearch.cli_options --write
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+ENV_PREFIX = "DESKRESEARCH_"  # context.ENV_PREFIX (not imported: that module is heavy)
+
+
+class Option(NamedTuple):
+    """One Context field as a command-line option."""
+
+    name: str  # the field; the flag is --name-with-dashes
+    kind: str  # "int", "float", "str" or "bool" (--x/--no-x)
+    group: str  # the help section
+    choices: tuple[str, ...]  # allowed values ("": any)
+    default: str  # as shown in help
+    help: str  # the field's description, with its range
+
+    @property
+    def flag(self) -> str:
+        """Return ``--name-with-dashes``."""
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        """Return the environment variable that sets this field."""
+        return ENV_PREFIX + self.name.upper()
+
+
+# Section titles for the field groups of context_fields; a new group falls back to its docstring.
+TITLES = {
+    "ModelFields": "models and report",
+    "PlanFields": "research plan",
+    "SearchFields": "search",
+    "PageFields": "pages",
+    "CacheFields": "cache",
+}
+
+# BEGIN GENERATED (python -m deskresearch.cli_options --write)
+# fmt: off
+OPTIONS: tuple[Option, ...] = (
+    Option('language', 'str', 'models and report', (), "'en-us'", 'Report language: a code or a name (en-us, zh-cn, German). Passed to every writing prompt.'),
+    Option('report_words', 'int', 'models and report', (), '2000', 'Target length of the report in words (MetaGPT: 2000). Range 100–20000.'),
+    Option('summary_model', 'str', 'models and report', (), "'gpt-4o-mini'", "Model for keywords, query planning, ranking and page summaries (cheap, many calls). provider:model picks a local server's usual URL: ollama:, vllm:, llamacpp:, lmstudio:, openai:."),
+    Option('report_model', 'str', 'models and report', (), "'gpt-4o'", 'Model that writes the final report (one call, long output); provider:model as for summary_model.'),
+    Option('base_url', 'str', 'models and report', (), "''", 'OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 for Ollama. Empty: OPENAI_BASE_URL, else api.openai.com.'),
+    Option('structured_output', 'str', 'models and report', ('auto', 'json_schema', 'function_calling', 'json_mode', 'text'), "'auto'", 'How structured answers are requested. auto: json_schema, then function_calling, json_mode and JSON found in plain text, remembering what the server rejects; any other value uses that method only.'),
+    Option('model_timeout_s', 'float', 'models and report', (), '120.0', 'Seconds one model call may take. Range > 0, ≤ 1800.'),
+    Option('max_model_calls', 'int', 'models and report', (), '8', 'Model calls in flight at once per endpoint, across all branches of a run. Range 1–256.'),
+    Option('model_requests_per_s', 'float', 'models and report', (), '0.0', "Model requests started per second per endpoint, across all branches (0: no pacing). Set it to your provider's rate limit. Range 0–1000."),
+    Option('model_attempts', 'int', 'models and report', (), '4', 'Attempts per model call on HTTP 429/5xx or timeouts (Retry-After honoured, else exponential backoff with jitter). Range 1–10.'),
+    Option('retry_backoff_s', 'float', 'models and report', (), '1.0', 'Delay before the first retry; doubles per attempt. Range 0–60.'),
+    Option('max_retries_per_run', 'int', 'models and report', (), '40', 'Retries one run may spend on all its model calls together; then failing calls fall back at once. Range 0–1000.'),
+    Option('token_budget', 'int', 'models and report', (), '0', 'Tokens (in + out) the run may spend gathering; once reached it stops ranking and summarising and writes the report from what it has, saying so. 0: no budget. Range 0–100000000.'),
+    Option('max_keywords', 'int', 'research plan', (), '2', 'Search keywords proposed for the topic (MetaGPT: 2). Range 1–10.'),
+    Option('max_output_retries', 'int', 'research plan', (), '1', "Extra attempts when the model's keywords are malformed, before falling back to the topic. Range 0–5."),
+    Option('decomposition_nums', 'int', 'research plan', (), '4', 'Research queries planned from the keywords (MetaGPT: 4). Range 1–20.'),
+    Option('url_per_query', 'int', 'research plan', (), '4', 'Pages kept per research query after ranking (MetaGPT: 4). Range 1–20.'),
+    Option('review_plan', 'bool', 'research plan', (), 'false', 'Pause after ranking to show the queries and pages for review (interrupt); resume to accept, trim or drop them.'),
+    Option('search', 'str', 'search', (), "'auto'", 'Search backends in the order tried, comma-separated: tavily (TAVILY_API_KEY), duckduckgo (no key), searxng (searxng_url), corpus (corpus_dir). The next is tried when one fails or finds nothing. auto: tavily,duckduckgo with a Tavily key, else duckduckgo.'),
+    Option('tavily_base_url', 'str', 'search', (), "'https://api.tavily.com'", 'Tavily API base URL (a self-hosted proxy or a test server).'),
+    Option('corpus_dir', 'str', 'search', (), "''", 'Folder of .md/.txt/.html/.pdf files searched when search=corpus.'),
+    Option('searxng_url', 'str', 'search', (), "''", 'Base URL of a SearxNG instance with its JSON API on (e.g. http://localhost:8888). Empty: SEARXNG_URL.'),
+    Option('search_timeout_s', 'float', 'search', (), '30.0', 'Seconds one search request may take. Range > 0, ≤ 300.'),
+    Option('max_fetches', 'int', 'pages', (), '16', 'Pages read at once, across all branches of a run. Range 1–256.'),
+    Option('max_fetches_per_host', 'int', 'pages', (), '4', 'Pages read at once from one host (politeness). Range 1–64.'),
+    Option('allow_hosts', 'str', 'pages', (), "''", 'Comma-separated hosts, IPs or CIDR ranges the fetcher may read although they are loopback or private (e.g. intranet.example,10.0.0.0/8). Empty: public addresses only.'),
+    Option('page_timeout_s', 'float', 'pages', (), '20.0', 'Seconds to read one page, redirects included. Range > 0, ≤ 300.'),
+    Option('max_page_bytes', 'int', 'pages', (), '5000000', 'Bytes read per page; longer pages are cut here. Range 10000–100000000.'),
+    Option('max_redirects', 'int', 'pages', (), '5', 'Redirects followed per page. Range 0–20.'),
+    Option('min_page_chars', 'int', 'pages', (), '200', 'Pages whose main text is shorter are rejected as empty. Range 0–10000.'),
+    Option('max_chunk_tokens', 'int', 'pages', (), '6000', "Upper bound on tokens per summarised chunk; the summary model's window may lower it. Range 200–200000."),
+    Option('skip_unrelated_chunks', 'bool', 'pages', (), 'true', "Skip a page's chunks that share no word with the queries while its other chunks do (no model call; recorded in provenance)."),
+    Option('summary_context_window', 'int', 'pages', (), '0', 'Context window of the summary model in tokens; 0 = known from its name, else 8192. Range 0–10000000.'),
+    Option('cache', 'bool', 'cache', (), 'true', 'Keep model answers, searches (per day) and pages in a persistent SQLite cache, so re-running a research costs no tokens and no fetches. false (--no-cache): neither read nor write it.'),
+    Option('cache_path', 'str', 'cache', (), "''", "The cache's SQLite file. Empty: cache.sqlite in your user cache folder."),
+    Option('cache_page_hours', 'float', 'cache', (), '24.0', 'Hours a cached page is used without asking its server; older copies are revalidated (ETag / Last-Modified) and re-read only when changed. Range 0–8760.'),
+)
+# fmt: on
+# END GENERATED
+
+
+def _bounds(info: Any) -> str:
+    """Return a field's numeric range as text ("1–20", "> 0, ≤ 300"), or ""."""
+    low = high = ""
+    for item in getattr(info, "metadata", []):
+        for attr, sign in (("ge", "≥"), ("gt", ">")):
+            if getattr(item, attr, None) is not None:
+                low = f"{sign} {getattr(item, attr)}"
+        for attr, sign in (("le", "≤"), ("lt", "<")):
+            if getattr(item, attr, None) is not None:
+                high = f"{sign} {getattr(item, attr)}"
+    if low.startswith("≥") and high.startswith("≤"):
+        return f"{low[2:]}–{high[2:]}"
+    return ", ".join(p for p in (low, high) if p)
+
+
+def from_context() -> tuple[Option, ...]:
+    """Derive the option table from ``Context`` (slow: imports the settings)."""
+    import typing
+
+    from deskresearch.context import Context
+
+    hints = typing.get_type_hints(Context, include_extras=True)
+    infos: dict[str, Any] = getattr(Context, "__pydantic_fields__", {})
+    owners: dict[str, str] = {}
+    for cls in reversed(Context.__mro__):  # the group that declares each field
+        for name in getattr(cls, "__annotations__", {}):
+            title = TITLES.get(cls.__name__) or (cls.__doc__ or cls.__name__).split(".")[0]
+            owners[name] = title
+    defaults = Context.__dataclass_fields__
+    options = []
+    for name in defaults:
+        hint = hints[name]
+        base = typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
+        choices: tuple[str, ...] = ()
+        if typing.get_origin(base) is typing.Literal:
+            choices, kind = tuple(str(a) for a in typing.get_args(base)), "str"
+        else:
+            kind = base.__name__ if base in (int, float, bool) else "str"
+        info = infos.get(name)
+        text = str(getattr(info, "description", "") or "").strip()
+        if bounds := _bounds(info):
+            text = f"{text} Range {bounds}."
+        default = defaults[name].default
+        shown = str(default).lower() if isinstance(default, bool) else repr(default)
+        options.append(Option(name, kind, owners[name], choices, shown, text))
+    return tuple(options)
+
+
+def render(options: tuple[Option, ...]) -> str:
+    """Return the generated block's Python source."""
+    lines = ["# fmt: off", "OPTIONS: tuple[Option, ...] = ("]
+    for o in options:
+        lines.append(
+            f"    Option({o.name!r}, {o.kind!r}, {o.group!r}, {o.choices!r}, {o.default!r}, "
+            f"{o.help!r}),"
+        )
+    lines += [")", "# fmt: on"]
+    return "\n".join(lines)
+
+
+def write(path: Path = Path(__file__)) -> bool:
+    """Regenerate the table in this file; return whether it changed."""
+    text = path.read_text(encoding="utf-8")
+    head, rest = text.split("# BEGIN GENERATED", 1)
+    _, tail = rest.split("# END GENERATED", 1)
+    block = f"# BEGIN GENERATED (python -m deskresearch.cli_options --write)\n{render(from_context())}\n"
+    new = f"{head}{block}# END GENERATED{tail}"
+    path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python -m deskresearch.cli_options --write")
+    print("updated" if write() else "already current")  # noqa: T201

@@ -1,0 +1,194 @@
+"""What the CLI knows of a run while it streams: counts per stage, tokens, timings.
+
+Two streams feed it. LangGraph's ``tasks`` stream says when each node starts and ends (so a
+stage's "k of n" is tasks finished of tasks started, whatever the stage), and the ``custom``
+stream carries our progress events (``{"stage", "event", ...}``, see deskresearch.progress) for
+details such as pages that failed. The panel is driven by LINES: a new stage is one line there.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from deskresearch.pricing import estimate
+from deskresearch.records import Usage
+
+
+def _listed(key: str) -> Callable[[dict[str, Any]], str]:
+    def detail(event: dict[str, Any]) -> str:
+        return ", ".join(str(v) for v in event.get(key) or [])
+
+    return detail
+
+
+def _counted(key: str, word: str) -> Callable[[dict[str, Any]], str]:
+    def detail(event: dict[str, Any]) -> str:
+        return f"{event[key]} {word}" if key in event else ""
+
+    return detail
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of the panel: the stages it counts, and what else it shows."""
+
+    label: str
+    stages: tuple[str, ...]
+    counted: bool = True  # show tasks finished / started
+    notes: tuple[tuple[str, str], ...] = ()  # (event name, word): tallied, e.g. "2 failed"
+    detail: Callable[[dict[str, Any]], str] | None = None  # from the latest event's fields
+
+
+LINES: tuple[Line, ...] = (
+    Line("keywords", ("generate_keywords", "keywords_fallback"), False, detail=_listed("keywords")),
+    Line("searches", ("search_keyword", "search_query")),
+    Line("queries planned", ("plan_queries",), False, detail=_listed("queries")),
+    Line("results ranked", ("rank_urls",)),
+    Line("pages read", ("read_page",), notes=(("fallback", "failed"), ("rejected", "rejected"))),
+    Line("chunks summarised", ("summarise_chunk",)),
+    Line("pages merged", ("reduce_page",), notes=(("dropped", "not relevant"),)),
+    Line("sources", ("collect_sources",), False, detail=_counted("sources", "numbered")),
+    Line("report sections", ("write_report", "write_section"), detail=_counted("cited", "cited")),
+    Line("citations checked", ("check_citations",)),
+)
+
+
+@dataclass
+class StageClock:
+    """When one node's tasks ran: first start, last end, time spent in all of them."""
+
+    tasks: int = 0
+    first: float | None = None
+    last: float | None = None
+    busy: float = 0.0
+
+
+@dataclass
+class LineState:
+    """What one line has seen so far."""
+
+    started: int = 0
+    finished: int = 0
+    first: float | None = None
+    last: float | None = None
+    notes: Counter[str] = field(default_factory=Counter)
+    detail: str = ""
+
+
+class Tracker:
+    """Turns stream chunks into per-line counts, token totals and per-stage timings.
+
+    Args:
+        subgraphs: names of nodes that are subgraphs; their results repeat their inner nodes'
+            usage, which is counted where it happens.
+    """
+
+    def __init__(self, lines: Iterable[Line] = LINES, subgraphs: Iterable[str] = ()) -> None:
+        self.lines = tuple(lines)
+        self.subgraphs = frozenset(subgraphs)
+        self.start = time.monotonic()
+        self.state = {line.label: LineState() for line in self.lines}
+        self.clocks: dict[str, StageClock] = {}
+        self.usage: list[Usage] = []
+        self.events: list[dict[str, Any]] = []
+        self._running: dict[str, tuple[str, float]] = {}  # task id → (name, start)
+        self.ended = False
+
+    def _lines_of(self, stage: str) -> list[tuple[Line, LineState]]:
+        return [(ln, self.state[ln.label]) for ln in self.lines if stage in ln.stages]
+
+    def elapsed(self) -> float:
+        """Seconds since the tracker started."""
+        return time.monotonic() - self.start
+
+    def custom(self, event: dict[str, Any]) -> None:
+        """Take one progress event."""
+        self.events.append(event)
+        now = self.elapsed()
+        for line, st in self._lines_of(str(event.get("stage"))):
+            st.first = now if st.first is None else st.first
+            st.last = now
+            for name, word in line.notes:
+                if event.get("event") == name:
+                    st.notes[word] += 1
+            if line.detail and (text := line.detail(event)):
+                st.detail = text
+            if not line.counted and event.get("event") == "finished":
+                st.started = st.finished = 1
+
+    def task(self, payload: dict[str, Any]) -> None:
+        """Take one ``tasks`` stream chunk (a task's start, or its result)."""
+        name, task_id, now = str(payload.get("name")), str(payload.get("id")), self.elapsed()
+        if name.startswith("__"):
+            return
+        lines = self._lines_of(name)
+        if "result" not in payload and "error" not in payload:  # a start
+            self._running[task_id] = (name, now)
+            for line, st in lines:
+                st.first = now if st.first is None else st.first
+                if line.counted:
+                    st.started += 1
+            return
+        _, began = self._running.pop(task_id, (name, now))
+        clock = self.clocks.setdefault(name, StageClock())
+        clock.tasks += 1
+        clock.first = began if clock.first is None else min(clock.first, began)
+        clock.last = now
+        clock.busy += now - began
+        for line, st in lines:
+            st.last = now
+            if line.counted:
+                st.finished += 1
+        result = payload.get("result")
+        usage = result.get("usage") if isinstance(result, dict) else None
+        if name not in self.subgraphs and isinstance(usage, list):  # not a reset (Overwrite)
+            self.usage.extend(cast(list[Usage], [u for u in usage if isinstance(u, dict)]))
+
+    def tokens(self) -> tuple[int, int]:
+        """Input and output tokens seen so far."""
+        return (
+            sum(u["input_tokens"] for u in self.usage),
+            sum(u["output_tokens"] for u in self.usage),
+        )
+
+    def cost(self) -> str:
+        """The estimated cost so far, as text."""
+        usd, unpriced = estimate(self.usage)
+        if unpriced:
+            return f"cost: no price for {', '.join(unpriced)}"
+        return f"≈ ${usd:.4f}"
+
+    def status(self, label: str) -> str:
+        """``pending``, ``running`` or ``done`` for one line."""
+        st = self.state[label]
+        if st.first is None:
+            return "pending"
+        if self.ended:
+            return "done"
+        for line in self.lines:
+            if line.label == label:
+                break
+            if self.status(line.label) == "running":
+                return "running"  # more work may still reach this line
+        return "done" if st.finished >= st.started and not self._busy(label) else "running"
+
+    def _busy(self, label: str) -> bool:
+        stages = next(ln.stages for ln in self.lines if ln.label == label)
+        return any(name in stages for name, _ in self._running.values())
+
+    def stage_timings(self) -> dict[str, StageClock]:
+        """Per node: tasks run, first start and last end (seconds from the start), busy time."""
+        return dict(self.clocks)
+
+    def summary(self) -> str:
+        """What was done, in a few words (for the interrupt message)."""
+        parts = []
+        for line in self.lines:
+            st = self.state[line.label]
+            if line.counted and st.finished:
+                parts.append(f"{st.finished} {line.label}")
+        return ", ".join(parts)

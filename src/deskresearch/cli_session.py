@@ -1,0 +1,246 @@
+"""One research run from the command line: settings, checks, checkpoints, progress, files.
+
+Order matters to the user: settings and the endpoint are checked before anything is created on
+disk (no checkpoint or cache file for a run that cannot start); every run is checkpointed under
+a thread id printed at its start; Ctrl-C ends with one line saying what was saved and the exact
+command that resumes it. Heavy modules (LangGraph, the model client) are imported here, not by
+``deskresearch --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shlex
+import signal
+import sys
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+
+from deskresearch.cli_progress import Tracker
+from deskresearch.cli_review import answer_from, show_plan
+from deskresearch.cli_settings import context_from, gather
+from deskresearch.cli_views import make_view
+from deskresearch.context import Context
+from deskresearch.errors import ConfigError
+from deskresearch.graph import build_graph
+from deskresearch.nodes.start_run import clean_topic
+from deskresearch.services.base import ChatService
+from deskresearch.services.checkpoints import default_location, describe, open_checkpointer
+from deskresearch.services.search import SearchRouter
+from deskresearch.tracing import run_config
+
+EXIT_OK, EXIT_INSUFFICIENT, EXIT_INTERRUPTED = 0, 2, 130
+DEFAULT_OUTPUT = "reports"
+
+
+def _checked_services(ctx: Context) -> tuple[ChatService, SearchRouter]:
+    """The model and search services, after checking the run's settings can work with them.
+
+    Raises:
+        ConfigError: no endpoint, a bad search chain, a missing corpus folder, ...
+    """
+    from deskresearch.services.defaults import search_service
+    from deskresearch.services.llm import OpenAIChat
+
+    llm = OpenAIChat()
+    llm.check(ctx.summary_spec())
+    llm.check(ctx.report_spec())
+    search = cast(SearchRouter, search_service(None))  # given none: the real chain
+    search.check(ctx.search_settings())
+    return llm, search
+
+
+class Session:
+    """One run (new or resumed) and what an interrupt should say about it."""
+
+    def __init__(self, ns: argparse.Namespace) -> None:
+        self.ns = ns
+        self.location: str = ns.checkpoints or default_location()
+        self.thread: str = ns.resume or uuid.uuid4().hex
+        self.started = datetime.now().astimezone()
+        self.tracker: Tracker | None = None
+        self.opened = False  # the checkpointer was opened: finished steps are saved
+
+    def resume_command(self, output_dir: str | None = None) -> str:
+        """The exact command that continues this run."""
+        words = ["deskresearch", "--resume", self.thread]
+        if self.ns.checkpoints:
+            words += ["--checkpoints", describe(self.ns.checkpoints)]
+        out = output_dir or self.ns.output_dir
+        if out != DEFAULT_OUTPUT:
+            words += ["-o", out]
+        return " ".join(shlex.quote(w) if w != "DIR" else w for w in words)
+
+    def interrupted(self) -> str:
+        """One line: what is saved, and how to continue."""
+        if not self.opened:
+            return "deskresearch: interrupted before the run started; nothing was saved"
+        if self.location == "memory":
+            return "deskresearch: interrupted; nothing was saved (--checkpoints memory)"
+        done = self.tracker.summary() if self.tracker else ""
+        what = f"finished work ({done})" if done else "every finished step"
+        return (
+            f"deskresearch: interrupted; {what} is saved in {describe(self.location)}; "
+            f"resume with: {self.resume_command()}"
+        )
+
+    def run(self) -> int:
+        """Run or resume; write the files; return the exit code."""
+        if self.ns.resume:
+            values, unfinished = asyncio.run(self._saved())
+            given = gather(
+                self.ns, os.environ, saved=values.get("settings", {}), thread=self.thread
+            )
+            ctx = context_from(given)
+            topic = str(values.get("topic", ""))
+            if not unfinished:  # it had finished: write its files again
+                return self._write(values, ctx, topic)
+            run_input: Any = None
+        else:
+            ctx = context_from(gather(self.ns, os.environ))
+            topic = clean_topic(self.ns.topic)
+            run_input = {"topic": topic}
+        llm, search = _checked_services(ctx)  # before anything exists on disk
+        final = asyncio.run(self._stream(run_input, ctx, topic, llm, search))
+        return self._write(final, ctx, topic)
+
+    async def _saved(self) -> tuple[dict[str, Any], bool]:
+        """The resumed run's saved state, and whether it has work left."""
+        path = self.location.removeprefix("sqlite:///")
+        if "://" not in path and path != "memory" and not Path(path).expanduser().exists():
+            raise ConfigError(f"no runs saved in {path} yet: check --checkpoints")
+        async with open_checkpointer(self.location) as saver:
+            graph = build_graph(checkpointer=saver)
+            saved = await graph.aget_state({"configurable": {"thread_id": self.thread}})
+        if not saved.values:
+            raise ConfigError(
+                f"no run with thread id {self.thread!r} in {describe(self.location)}: "
+                "`deskresearch runs` lists the saved ones (and --checkpoints picks the store)"
+            )
+        return dict(saved.values), bool(saved.next)
+
+    async def _stream(
+        self, run_input: Any, ctx: Context, topic: str, llm: ChatService, search: SearchRouter
+    ) -> dict[str, Any]:
+        """Stream the run to its end, asking the reviewer whenever it pauses; the final state."""
+        async with open_checkpointer(self.location) as saver:
+            self.opened = True
+            graph = build_graph(
+                llm=llm, search=search, checkpointer=saver, max_concurrency=self.ns.max_concurrency
+            )
+            tracker = self.tracker = Tracker(subgraphs=[n for n, _ in graph.get_subgraphs()])
+            print(
+                f"deskresearch: thread {self.thread} in {describe(self.location)} "
+                f"(after a crash: {self.resume_command()})",
+                file=sys.stderr,
+            )
+            config: RunnableConfig = {
+                **run_config(topic, ctx, thread_id=self.thread),
+                "configurable": {"thread_id": self.thread},
+            }
+            final: dict[str, Any] = {}
+            while True:
+                view = make_view(
+                    self.ns.progress, quiet=self.ns.quiet, tracker=tracker,
+                    title=f"deskresearch · {topic}",
+                )  # fmt: skip
+                with view:
+                    async for namespace, mode, chunk in graph.astream(
+                        run_input,
+                        config,
+                        context=ctx,
+                        stream_mode=["custom", "tasks", "values"],
+                        subgraphs=True,
+                        durability="sync",  # a step is on disk before the next starts
+                    ):
+                        if mode == "custom" and isinstance(chunk, dict):
+                            tracker.custom(chunk)
+                            view.event(chunk)
+                        elif mode == "tasks" and isinstance(chunk, dict):
+                            tracker.task(chunk)
+                        elif mode == "values" and not namespace and isinstance(chunk, dict):
+                            final = chunk
+                    paused = (await graph.aget_state(config)).interrupts
+                    tracker.ended = not paused
+                if not paused:
+                    return final
+                run_input = Command(resume=_ask(paused[0].value, self.ns.review or "-"))
+
+    def _write(self, result: dict[str, Any], ctx: Context, topic: str) -> int:
+        """Write <slug>.md and <slug>.json, print where; 0 for a report, 2 for no evidence."""
+        from deskresearch.cli_output import slug_for, write_pair
+        from deskresearch.contract import document
+
+        if not result.get("status"):
+            raise RuntimeError("the run ended without a result")
+        finished = datetime.now().astimezone()
+        clocks = self.tracker.stage_timings() if self.tracker else {}
+
+        def doc(md: Path, js: Path) -> dict[str, Any]:
+            return document(
+                {**result, "topic": topic}, ctx=ctx, thread_id=self.thread, clocks=clocks,
+                started=self.started, finished=finished, resumed=bool(self.ns.resume),
+                files={"report": md.name, "json": js.name},
+            )  # fmt: skip
+
+        try:
+            md, js = write_pair(
+                Path(self.ns.output_dir), slug_for(topic), result.get("report", ""), doc,
+                overwrite=self.ns.overwrite,
+            )  # fmt: skip
+        except OSError as exc:
+            saved = "" if self.location == "memory" else (
+                f"; the run is saved: write it elsewhere with {self.resume_command('DIR')}"
+            )  # fmt: skip
+            raise ConfigError(
+                f"cannot write the report in {self.ns.output_dir}: {exc.strerror or exc}{saved}"
+            ) from None
+        if not self.ns.quiet:
+            usage = result.get("usage") or []
+            cached = sum(u.get("cached_calls", 0) for u in usage)
+            calls = sum(u["calls"] for u in usage) + cached
+            print(f"{result['status']}: {md} {js}", file=sys.stderr)
+            print(
+                f"sources: {len(result.get('sources') or [])}, tokens: "
+                f"{sum(u['input_tokens'] for u in usage)} in / "
+                f"{sum(u['output_tokens'] for u in usage)} out, "
+                f"model calls: {calls} ({cached} from the cache)",
+                file=sys.stderr,
+            )
+            if result.get("citations"):
+                from deskresearch.grounding.ledger import summary_line
+
+                print(f"citations: {summary_line(result['citations'])}", file=sys.stderr)
+        print(md)
+        return EXIT_OK if result["status"] == "ok" else EXIT_INSUFFICIENT
+
+
+def _ask(plan: Any, source: str) -> Any:
+    """Show the plan and read the reviewer's answer, Ctrl-C working as at any other time.
+
+    The prompt blocks the event loop on purpose (nothing else may run meanwhile); asyncio's own
+    SIGINT handler would only cancel the run at the next await, after Enter.
+    """
+    show_plan(plan)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return answer_from(plan, source)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def research(ns: argparse.Namespace) -> int:
+    """Run the research the arguments ask for; return the exit code."""
+    session = Session(ns)
+    try:
+        return session.run()
+    except KeyboardInterrupt:
+        print(session.interrupted(), file=sys.stderr)
+        return EXIT_INTERRUPTED

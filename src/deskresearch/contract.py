@@ -1,0 +1,139 @@
+"""The result document the CLI writes as ``<slug>.json``: a versioned, published contract.
+
+Its JSON Schema ships in the package (``result.schema.json``; ``schema()`` loads it). Within one
+major ``schema_version`` keys are only added, never renamed or removed; readers should ignore
+keys they do not know. ``citations`` is optional: present once the citation check has run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from deskresearch import __version__
+from deskresearch.cli_progress import StageClock
+from deskresearch.context import Context
+from deskresearch.pricing import estimate
+from deskresearch.records import ModelSpec, Usage
+
+SCHEMA_VERSION = "1.0"
+OPENAI_DEFAULT = "https://api.openai.com/v1"
+_SECRET_PARAM = re.compile(r"key|token|secret|password|passwd|auth|sig", re.IGNORECASE)
+RESULT_KEYS = ("status", "report", "sources", "queries", "usage", "provenance")
+
+
+def schema() -> dict[str, Any]:
+    """Return the published JSON Schema of the result document."""
+    text = resources.files("deskresearch").joinpath("result.schema.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def mask_url(url: str) -> str:
+    """Return ``url`` fit to publish: a password and secret-looking query values become ***."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if parts.password is not None:
+            user = parts.username or ""
+            netloc = f"{user}:***@{netloc.rsplit('@', 1)[1]}"
+        query = urlencode(
+            [(k, "***" if _SECRET_PARAM.search(k) else v) for k, v in parse_qsl(parts.query)],
+            safe="*",
+        )
+        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    except ValueError:
+        return "<unparseable URL>"
+
+
+def endpoint_of(spec: ModelSpec, environ: Mapping[str, str] | None = None) -> str:
+    """Return the URL a model call goes to (masked), as the model client resolves it."""
+    env = os.environ if environ is None else environ
+    return mask_url(spec.base_url or env.get("OPENAI_BASE_URL") or OPENAI_DEFAULT)
+
+
+def _totals(usage: list[Usage]) -> dict[str, Any]:
+    usd, unpriced = estimate(usage)
+    return {
+        "input_tokens": sum(u["input_tokens"] for u in usage),
+        "output_tokens": sum(u["output_tokens"] for u in usage),
+        "calls": sum(u["calls"] for u in usage),
+        "cached_calls": sum(u.get("cached_calls", 0) for u in usage),
+        "estimated_cost_usd": None if unpriced else round(usd, 6),
+    }
+
+
+def _stages(usage: list[Usage], clocks: Mapping[str, StageClock]) -> list[dict[str, Any]]:
+    """One row per node: its tasks' timings (seconds from the run's start) and its tokens."""
+    rows: dict[str, dict[str, Any]] = {}
+    for name, c in clocks.items():
+        rows[name] = {
+            "stage": name,
+            "tasks": c.tasks,
+            "started_s": round(c.first or 0.0, 3),
+            "finished_s": round(c.last or 0.0, 3),
+            "busy_s": round(c.busy, 3),
+        }
+    for u in usage:
+        row = rows.setdefault(
+            u["stage"],
+            {"stage": u["stage"], "tasks": 0, "started_s": 0.0, "finished_s": 0.0, "busy_s": 0.0},
+        )
+        for key in ("input_tokens", "output_tokens", "calls", "cached_calls"):
+            row[key] = row.get(key, 0) + u.get(key, 0)
+    for row in rows.values():
+        for key in ("input_tokens", "output_tokens", "calls", "cached_calls"):
+            row.setdefault(key, 0)
+    return sorted(rows.values(), key=lambda r: (r["started_s"], r["stage"]))
+
+
+def document(
+    result: Mapping[str, Any],
+    *,
+    ctx: Context,
+    thread_id: str,
+    clocks: Mapping[str, StageClock],
+    started: datetime,
+    finished: datetime,
+    resumed: bool,
+    files: Mapping[str, str],
+) -> dict[str, Any]:
+    """Build the result document for one run's final state."""
+    usage: list[Usage] = list(result.get("usage") or [])
+    summary, report = ctx.summary_spec(), ctx.report_spec()
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "deskresearch_version": __version__,
+        "thread_id": thread_id,
+        "topic": result.get("topic", ""),
+        "language": result.get("language", ctx.language),
+        **{k: result.get(k) for k in RESULT_KEYS},
+        "totals": _totals(usage),
+        "stages": _stages(usage, clocks),
+        "run": {
+            "started_at": started.isoformat(timespec="seconds"),
+            "finished_at": finished.isoformat(timespec="seconds"),
+            "duration_s": round((finished - started).total_seconds(), 3),
+            "resumed": resumed,
+        },
+        "models": {
+            "summary": {"model": summary.model, "endpoint": endpoint_of(summary)},
+            "report": {"model": report.model, "endpoint": endpoint_of(report)},
+        },
+        "search_backends": list(ctx.search_settings().backends),
+        "settings": {
+            k: mask_url(v) if isinstance(v, str) and "://" in v else v
+            for k, v in dataclasses.asdict(ctx).items()
+        },
+        "files": dict(files),
+    }
+    if result.get("citations") is not None:
+        doc["citations"] = result["citations"]
+    return doc
