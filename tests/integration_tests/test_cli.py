@@ -6,9 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from deskresearch.cli_output import slug_for
 from tests.support.loopback import FakeWeb, default_catalogue
 
 ROOT = Path(__file__).parents[2]
@@ -96,23 +93,6 @@ def test_cli_help_lists_every_option_with_its_env_var() -> None:
 
     for name in field_names():
         assert f"DESKRESEARCH_{name.upper()}" in proc.stdout
-
-
-@pytest.mark.parametrize(
-    ("topic", "slug"),
-    [
-        ("EV battery recycling", "ev-battery-recycling"),
-        ("../../etc/passwd", "etc-passwd"),
-        ("电动汽车电池回收", "dian-dong-qi-che-dian-chi-hui-shou"),
-        ("???", "research"),
-    ],
-)
-def test_slug_is_safe_for_any_topic(topic: str, slug: str) -> None:
-    assert slug_for(topic) == slug
-
-
-def test_slug_is_capped() -> None:
-    assert len(slug_for("word " * 100)) <= 80
 
 
 def test_cli_review_with_an_answer_file_drops_the_named_pages(web: FakeWeb, tmp_path: Path) -> None:

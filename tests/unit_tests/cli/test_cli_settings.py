@@ -1,0 +1,89 @@
+"""Settings from flags, a file, the environment or a saved run: each error names its origin."""
+
+from pathlib import Path
+
+import pytest
+
+from deskresearch.cli import build_parser
+from deskresearch.cli_options import OPTIONS, from_context
+from deskresearch.cli_settings import context_from, gather
+from deskresearch.errors import ConfigError
+
+
+def settings(*argv: str, env: dict[str, str] | None = None, **kw: object) -> dict[str, object]:
+    given = gather(build_parser().parse_args(["topic", *argv]), env or {}, **kw)  # type: ignore[arg-type]
+    return {name: g.value for name, g in given.items()}
+
+
+def error(*argv: str, env: dict[str, str] | None = None) -> str:
+    ns = build_parser().parse_args(["topic", *argv])
+    with pytest.raises(ConfigError) as info:
+        context_from(gather(ns, env or {}))
+    return str(info.value)
+
+
+def test_the_option_table_is_current() -> None:
+    # After changing a Context field: python -m deskresearch.cli_options --write
+    assert from_context() == OPTIONS
+
+
+def test_booleans_are_on_off_flags() -> None:
+    assert settings("--no-cache", "--review-plan") == {"cache": False, "review_plan": True}
+    ctx = context_from(gather(build_parser().parse_args(["t", "--no-skip-unrelated-chunks"]), {}))
+    assert ctx.skip_unrelated_chunks is False
+
+
+def test_a_flag_beats_the_config_file_which_beats_the_environment(tmp_path: Path) -> None:
+    config = tmp_path / "research.toml"
+    config.write_text('url-per-query = 3\nlanguage = "German"\nmax_keywords = 5\n')
+    env = {"DESKRESEARCH_URL_PER_QUERY": "7", "DESKRESEARCH_LANGUAGE": "fr",
+           "DESKRESEARCH_DECOMPOSITION_NUMS": "2"}  # fmt: skip
+    got = settings("--config", str(config), "--max-keywords", "1", env=env)
+    assert got == {"url_per_query": 3, "language": "German", "max_keywords": "1",
+                   "decomposition_nums": "2"}  # fmt: skip
+
+
+def test_a_resumed_run_takes_its_saved_settings_over_the_environment() -> None:
+    env = {"DESKRESEARCH_URL_PER_QUERY": "7"}
+    got = settings("--language", "fr", env=env, saved={"url_per_query": 2, "language": "en-us"})
+    assert got == {"url_per_query": 2, "language": "fr"}
+
+
+def test_a_bad_flag_is_named_as_the_flag_with_its_range() -> None:
+    msg = error("--url-per-query", "99")
+    assert "url_per_query='99' from the flag --url-per-query" in msg
+    assert "less than or equal to 20" in msg and "(change --url-per-query)" in msg
+
+
+def test_a_bad_variable_is_named_as_the_variable() -> None:
+    msg = error(env={"DESKRESEARCH_MAX_FETCHES": "many"})
+    assert "from DESKRESEARCH_MAX_FETCHES in the environment" in msg
+    assert "valid integer" in msg and "change or unset DESKRESEARCH_MAX_FETCHES" in msg
+
+
+def test_a_bad_value_in_the_config_file_names_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "research.toml"
+    config.write_text('structured_output = "xml"\n')
+    msg = error("--config", str(config))
+    assert f"from structured_output in {config}" in msg and "'json_schema'" in msg
+
+
+def test_an_unknown_key_in_the_config_file_suggests_the_field(tmp_path: Path) -> None:
+    config = tmp_path / "research.toml"
+    config.write_text("url_per_querry = 2\n")
+    assert "did you mean url_per_query?" in error("--config", str(config))
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"), [(None, "cannot read it"), ("url_per_query = [", "not a TOML file")]
+)
+def test_an_unreadable_config_file_is_named(tmp_path: Path, text: str | None, problem: str) -> None:
+    config = tmp_path / "research.toml"
+    if text is not None:
+        config.write_text(text)
+    assert problem in error("--config", str(config))
+
+
+def test_every_bad_value_is_reported_at_once() -> None:
+    msg = error("--url-per-query", "0", env={"DESKRESEARCH_MAX_KEYWORDS": "x"})
+    assert "--url-per-query" in msg and "DESKRESEARCH_MAX_KEYWORDS" in msg

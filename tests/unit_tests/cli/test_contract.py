@@ -1,0 +1,80 @@
+"""The result document: its schema ships in the package and matches what the code writes."""
+
+import typing
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from deskresearch.cli_progress import StageClock
+from deskresearch.context import Context
+from deskresearch.contract import SCHEMA_VERSION, document, mask_url, schema
+from deskresearch.records import Outcome, Status
+
+
+def validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker())
+
+
+def test_the_schema_is_valid_and_names_every_outcome_and_status() -> None:
+    jsonschema.Draft202012Validator.check_schema(schema())
+    defs = schema()["$defs"]
+    assert defs["provenance"]["properties"]["outcome"]["enum"] == list(typing.get_args(Outcome))
+    assert schema()["properties"]["status"]["enum"] == list(typing.get_args(Status))
+
+
+def test_the_schema_file_is_inside_the_package() -> None:
+    import deskresearch
+
+    assert (Path(deskresearch.__file__).parent / "result.schema.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://user:s3cret@proxy.example:8080/v1", "http://user:***@proxy.example:8080/v1"),
+        ("https://x.example/search?api_key=abc&q=1", "https://x.example/search?api_key=***&q=1"),
+        ("http://localhost:11434/v1", "http://localhost:11434/v1"),
+    ],
+)
+def test_endpoints_are_masked(url: str, shown: str) -> None:
+    assert mask_url(url) == shown
+
+
+def _result() -> dict[str, typing.Any]:
+    usage = [{"stage": "write_report", "model": "gpt-4o", "input_tokens": 1000,
+              "output_tokens": 100, "calls": 1}]  # fmt: skip
+    return {"topic": "t", "status": "ok", "report": "r [1]", "sources": [], "queries": ["q"],
+            "usage": usage, "provenance": []}  # fmt: skip
+
+
+def test_a_document_has_versions_timings_tokens_and_masked_endpoints() -> None:
+    ctx = Context(base_url="http://me:pw@gpu.example/v1", searxng_url="http://u:pw@s.example")
+    start = datetime(2026, 1, 1).astimezone()
+    clocks = {"write_report": StageClock(tasks=1, first=2.0, last=5.5, busy=3.5)}
+    doc = document(_result(), ctx=ctx, thread_id="abc", clocks=clocks, started=start,
+                   finished=start + timedelta(seconds=6), resumed=False,
+                   files={"report": "t.md", "json": "t.json"})  # fmt: skip
+    validator().validate(doc)
+    assert doc["schema_version"] == SCHEMA_VERSION and doc["thread_id"] == "abc"
+    assert doc["stages"] == [{"stage": "write_report", "tasks": 1, "started_s": 2.0,
+                              "finished_s": 5.5, "busy_s": 3.5, "input_tokens": 1000,
+                              "output_tokens": 100, "calls": 1, "cached_calls": 0}]  # fmt: skip
+    assert doc["totals"]["estimated_cost_usd"] == pytest.approx(0.0035)
+    assert doc["models"]["report"]["endpoint"] == "http://me:***@gpu.example/v1"
+    assert "pw" not in str(doc)
+    assert "citations" not in doc
+
+
+def test_citations_are_an_optional_documented_key() -> None:
+    cited = {"sentence": "Batteries are shredded [1].", "sources": [1], "verdict": "supported",
+             "quote": "shredded", "decided_by": "text match"}  # fmt: skip
+    start = datetime(2026, 1, 1).astimezone()
+    doc = document({**_result(), "citations": [cited]}, ctx=Context(), thread_id="a", clocks={},
+                   started=start, finished=start, resumed=True,
+                   files={"report": "t.md", "json": "t.json"})  # fmt: skip
+    validator().validate(doc)
+    assert doc["citations"] == [cited]
+    with pytest.raises(jsonschema.ValidationError):
+        validator().validate({**doc, "citations": [{"sentence": "no verdict"}]})
