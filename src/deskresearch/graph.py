@@ -25,7 +25,6 @@ from typing import Any, Literal
 
 from langgraph.cache.base import BaseCache
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer, RetryPolicy, Send
 
@@ -56,13 +55,12 @@ from deskresearch.state import (
     ResearchState,
     SectionTask,
 )
+from deskresearch.tool import ResearchGraph, as_research_graph
 
 TRANSIENT = RetryPolicy(
     max_attempts=3, initial_interval=1.0, backoff_factor=2.0, retry_on=is_transient
 )
 MAX_CONCURRENCY = 32  # tasks per step; calls to providers are bounded by Context limits
-
-ResearchGraph = CompiledStateGraph[ResearchState, Context, ResearchInput, ResearchOutput]
 
 
 # ---- routers and fan-outs (pure) -----------------------------------------------------------
@@ -286,7 +284,9 @@ def build_graph(
     g.add_edge("insufficient_evidence", END)
     # fmt: on
 
-    compiled = g.compile(checkpointer=checkpointer, cache=cache, store=store, name="deskresearch")
+    compiled = as_research_graph(  # as_tool gives a calling model a compact result
+        g.compile(checkpointer=checkpointer, cache=cache, store=store, name="deskresearch")
+    )
     return compiled.with_config(max_concurrency=max_concurrency)
 
 

@@ -18,7 +18,7 @@ from typing_extensions import TypedDict
 
 from tests.integration_tests.test_examples import run_example
 from tests.support.loopback import FakeWeb, serve
-from tests.support.runs import loopback_env
+from tests.support.runs import loopback_env, run
 
 ROOT = Path(__file__).parents[2]
 pytestmark = pytest.mark.anyio
@@ -162,9 +162,16 @@ async def test_remote_graph_serves_as_a_node_of_a_parent_graph(server: str) -> N
     assert out["status"] == "ok" and "[1]" in out["report"]
 
 
-def test_the_readme_sdk_example_runs(server: str, web: FakeWeb) -> None:
-    out = run_example("sdk", web, DESKRESEARCH_SERVER=server)
+async def test_the_readme_sdk_example_saved_as_a_file_runs_as_in_process(
+    server: str, web: FakeWeb
+) -> None:
+    out, served_calls = run_example("sdk", web, DESKRESEARCH_SERVER=server)
     assert "write_section finished" in out and "[1]" in out
+    # The served run (the server's worker processes included) makes the calls of the same
+    # research run in this process.
+    before = len(web.model.requests)
+    await run(web, "How are EV batteries recycled?", url_per_query=2)
+    assert served_calls == len(web.model.requests) - before > 0
 
 
 def test_langgraph_validate_accepts_the_config() -> None:
