@@ -43,6 +43,18 @@ class Line:
     detail: Callable[[dict[str, Any]], str] | None = None  # from the latest event's fields
 
 
+def _citations(event: dict[str, Any]) -> str:
+    """What the citation check is doing, then its verdicts (finish_report's summary line)."""
+    if "citations" in event:
+        return str(event["citations"])
+    if event.get("event") == "started":
+        doing = "judging" if event.get("stage") == "judge_citations" else "repairing"
+        return f"{doing} {event.get('sentences', 0)} sentences"
+    if event.get("stage") == "check_citations":
+        return f"{event.get('sentences', 0)} cited sentences"
+    return ""
+
+
 LINES: tuple[Line, ...] = (
     Line("keywords", ("generate_keywords", "keywords_fallback"), False, detail=_listed("keywords")),
     Line("searches", ("search_keyword", "search_query")),
@@ -52,8 +64,20 @@ LINES: tuple[Line, ...] = (
     Line("chunks summarised", ("summarise_chunk",)),
     Line("pages merged", ("reduce_page",), notes=(("dropped", "not relevant"),)),
     Line("sources", ("collect_sources",), False, detail=_counted("sources", "numbered")),
-    Line("report sections", ("write_report", "write_section"), detail=_counted("cited", "cited")),
-    Line("citations checked", ("check_citations",)),
+    Line(
+        "report outline",
+        ("plan_report",),
+        False,
+        (("fallback", "one call instead"),),
+        _counted("sections", "sections"),
+    ),  # fmt: skip
+    Line("report sections", ("write_section", "write_report")),
+    Line(
+        "citations checked",
+        ("check_citations", "judge_citations", "repair_report", "finish_report"),
+        False,
+        detail=_citations,
+    ),  # fmt: skip
 )
 
 

@@ -135,7 +135,8 @@ class Session:
             graph = build_graph(
                 llm=llm, search=search, checkpointer=saver, max_concurrency=self.ns.max_concurrency
             )
-            tracker = self.tracker = Tracker(subgraphs=[n for n, _ in graph.get_subgraphs()])
+            nested = [n.split("|")[-1] for n, _ in graph.get_subgraphs(recurse=True)]
+            tracker = self.tracker = Tracker(subgraphs=nested)
             print(
                 f"deskresearch: thread {self.thread} in {describe(self.location)} "
                 f"(after a crash: {self.resume_command()})",

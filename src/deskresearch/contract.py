@@ -107,7 +107,7 @@ def document(
 ) -> dict[str, Any]:
     """Build the result document for one run's final state."""
     usage: list[Usage] = list(result.get("usage") or [])
-    summary, report = ctx.summary_spec(), ctx.report_spec()
+    specs = {"summary": ctx.summary_spec(), "report": ctx.report_spec(), "judge": ctx.judge_spec()}
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "deskresearch_version": __version__,
@@ -124,8 +124,8 @@ def document(
             "resumed": resumed,
         },
         "models": {
-            "summary": {"model": summary.model, "endpoint": endpoint_of(summary)},
-            "report": {"model": report.model, "endpoint": endpoint_of(report)},
+            role: {"model": spec.model, "endpoint": endpoint_of(spec)}
+            for role, spec in specs.items()
         },
         "search_backends": list(ctx.search_settings().backends),
         "settings": {

@@ -10,18 +10,22 @@ import pytest
 from deskresearch.cli_progress import StageClock
 from deskresearch.context import Context
 from deskresearch.contract import SCHEMA_VERSION, document, mask_url, schema
-from deskresearch.records import Outcome, Status
+from deskresearch.records import Citation, Decider, Outcome, Status, Verdict
 
 
 def validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker())
 
 
-def test_the_schema_is_valid_and_names_every_outcome_and_status() -> None:
+def test_the_schema_is_valid_and_names_every_outcome_verdict_and_status() -> None:
     jsonschema.Draft202012Validator.check_schema(schema())
     defs = schema()["$defs"]
     assert defs["provenance"]["properties"]["outcome"]["enum"] == list(typing.get_args(Outcome))
     assert schema()["properties"]["status"]["enum"] == list(typing.get_args(Status))
+    citation = defs["citation"]["properties"]
+    assert citation["verdict"]["enum"] == list(typing.get_args(Verdict))
+    assert citation["decided_by"]["enum"] == list(typing.get_args(Decider))
+    assert set(citation) == set(Citation.__annotations__)
 
 
 def test_the_schema_file_is_inside_the_package() -> None:
@@ -69,7 +73,7 @@ def test_a_document_has_versions_timings_tokens_and_masked_endpoints() -> None:
 
 def test_citations_are_an_optional_documented_key() -> None:
     cited = {"sentence": "Batteries are shredded [1].", "sources": [1], "verdict": "supported",
-             "quote": "shredded", "decided_by": "text match"}  # fmt: skip
+             "quote": "shredded", "decided_by": "lexical"}  # fmt: skip
     start = datetime(2026, 1, 1).astimezone()
     doc = document({**_result(), "citations": [cited]}, ctx=Context(), thread_id="a", clocks={},
                    started=start, finished=start, resumed=True,
