@@ -5,9 +5,6 @@ from __future__ import annotations
 import io
 import logging
 
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
-
 MAX_PAGES = 300
 
 
@@ -16,6 +13,10 @@ def pdf_text(data: bytes, *, max_pages: int = MAX_PAGES) -> tuple[str, str] | No
 
     Scanned PDFs (images only) have no text layer and come back as None, like a cut-off file.
     """
+    # Imported here: only extraction workers and corpus indexing read PDFs, not the CLI's start.
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # malformed PDFs log at WARNING per object
     try:
         reader = PdfReader(io.BytesIO(data))

@@ -1,15 +1,14 @@
 """ContentExtractor over trafilatura: main content as markdown, metadata from the same parse.
 
 Extraction is CPU work (~65 ms a page here), so it runs in the worker pool (services.workers).
+trafilatura (with lxml, numpy and its date and language helpers) and pypdf are imported by the
+workers, not by the process that only hands them pages: that would delay a CLI run's start.
 """
 
 from __future__ import annotations
 
-import trafilatura
-
 from deskresearch.errors import FetchError
 from deskresearch.langid import detect_language
-from deskresearch.pdf import pdf_text
 from deskresearch.records import Extracted
 from deskresearch.services.workers import WorkerCrashed, WorkerPool, WorkerTimeout, shared_pool
 
@@ -41,6 +40,10 @@ def _decode(body: bytes | str) -> str:
 
 def extract_sync(body: bytes | str, *, url: str, content_type: str) -> Extracted | None:
     """Extract ``body`` in this thread; see TrafilaturaExtractor.extract."""
+    import trafilatura
+
+    from deskresearch.pdf import pdf_text
+
     if content_type == "application/pdf":
         data = body if isinstance(body, bytes) else body.encode("latin-1", errors="replace")
         found = pdf_text(data)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -99,6 +100,21 @@ def _block_interrupts() -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
+WORKER_NICE = 5
+
+
+def _warming_thread_setup() -> None:
+    """Block SIGINT and, on Linux, lower this thread's priority: processes it starts inherit both.
+
+    On Linux the nice value belongs to the thread, so the event loop's thread keeps its own,
+    while the workers' start-up (interpreter, imports) no longer competes with the run's first
+    model call for the CPU. Elsewhere nice() would lower the whole process: skipped.
+    """
+    _block_interrupts()
+    if sys.platform == "linux":
+        os.nice(WORKER_NICE)
+
+
 def _start_worker(parent: int) -> None:
     """Initializer of every worker: ignore Ctrl-C, then pay the imports and tokenizer up front."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -106,8 +122,9 @@ def _start_worker(parent: int) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     # Lower priority: the event loop's process is on every request's path, workers on few.
-    if hasattr(os, "nice"):
-        os.nice(5)
+    # (Started by warm(), a worker already has it from its first instruction.)
+    if hasattr(os, "nice") and os.nice(0) < WORKER_NICE:
+        os.nice(WORKER_NICE - os.nice(0))
     import trafilatura
 
     from deskresearch.langid import detect_language
@@ -167,8 +184,15 @@ class WorkerPool:
             pool.submit(_ready)
 
     def warm(self) -> None:
-        """Start the workers now, so the first page does not wait for them; returns at once."""
-        self._hands.submit(self._warm)
+        """Start the workers now, so the first page does not wait for them; returns at once.
+
+        A thread of its own starts them, at a lower priority (``_warming_thread_setup``).
+        """
+        threading.Thread(target=self._warm_in_background, daemon=True).start()
+
+    def _warm_in_background(self) -> None:
+        _warming_thread_setup()
+        self._warm()
 
     def _call(self, job: Callable[[], T], ticket: _Ticket) -> T:
         while True:
