@@ -97,9 +97,11 @@ class LiveView(QuietView):
         from rich.text import Text
 
         t = self.tracker
-        table = Table.grid(padding=(0, 1))
-        for justify in ("left", "left", "right", "left", "left", "right"):
-            table.add_column(justify=justify)
+        table = Table.grid(padding=(0, 1), expand=True)
+        for justify in ("left", "left", "right", "left"):
+            table.add_column(justify=justify, no_wrap=True)
+        table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)  # details: one line each
+        table.add_column(justify="right", no_wrap=True)
         now = t.elapsed()
         for line in t.lines:
             st, status = t.state[line.label], t.status(line.label)
