@@ -202,7 +202,9 @@ class Tracker:
 
     def _busy(self, label: str) -> bool:
         stages = next(ln.stages for ln in self.lines if ln.label == label)
-        return any(name in stages for name, _ in self._running.values())
+        # The live view's refresh thread reads while the stream adds tasks: iterate a copy
+        # (list() of a dict's values runs without releasing the GIL).
+        return any(name in stages for name, _ in list(self._running.values()))
 
     def stage_timings(self) -> dict[str, StageClock]:
         """Per node: tasks run, first start and last end (seconds from the start), busy time."""

@@ -114,7 +114,9 @@ class LiveView(QuietView):
                 if line.counted
                 else ""
             )
-            notes = ", ".join(f"{n} {w}" for w, n in st.notes.items() if n)
+            notes = ", ".join(
+                f"{n} {w}" for w, n in list(st.notes.items()) if n
+            )  # a copy: see _busy
             extra = "; ".join(p for p in (notes, st.detail) if p)
             end = st.last if status == "done" and st.last is not None else now
             took = f"{end - (st.first or 0.0):.1f}s"

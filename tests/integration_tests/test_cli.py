@@ -5,7 +5,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import jsonschema
+
+from deskresearch.contract import schema
 from tests.support.loopback import FakeWeb, default_catalogue
 
 ROOT = Path(__file__).parents[2]
@@ -40,11 +44,20 @@ def cli(
     )
 
 
+def validate(path: Path) -> dict[str, Any]:
+    """Read a result file, checked against the published JSON Schema."""
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker()).validate(
+        doc
+    )
+    return doc
+
+
 def test_cli_writes_report_and_json_and_exits_0(web: FakeWeb, tmp_path: Path) -> None:
     proc = cli(web, "EV battery recycling", "-o", str(tmp_path), "--language", "fr")
     assert proc.returncode == 0, proc.stderr
     md = tmp_path / "ev-battery-recycling.md"
-    data = json.loads((tmp_path / "ev-battery-recycling.json").read_text(encoding="utf-8"))
+    data = validate(tmp_path / "ev-battery-recycling.json")
     assert md.read_text(encoding="utf-8") == data["report"]
     assert data["status"] == "ok" and data["sources"] and data["settings"]["language"] == "fr"
     assert {"report", "sources", "queries", "usage", "provenance", "status"} <= set(data)
@@ -65,6 +78,7 @@ def test_cli_exits_2_on_insufficient_evidence(web: FakeWeb, tmp_path: Path) -> N
     assert "Insufficient evidence" in (tmp_path / "ev-battery-recycling.md").read_text(
         encoding="utf-8"
     )
+    assert validate(tmp_path / "ev-battery-recycling.json")["status"] == "insufficient_evidence"
 
 
 def test_cli_exits_1_with_one_line_naming_both_fixes_without_an_endpoint(tmp_path: Path) -> None:
@@ -101,6 +115,6 @@ def test_cli_review_with_an_answer_file_drops_the_named_pages(web: FakeWeb, tmp_
     proc = cli(web, "EV battery recycling", "-o", str(tmp_path), "-q", "--review", str(answer))
     assert proc.returncode == 0, proc.stderr
     assert "Pages to read:" in proc.stderr and "heise.de.lithium" in proc.stderr
-    data = json.loads((tmp_path / "ev-battery-recycling.json").read_text(encoding="utf-8"))
+    data = validate(tmp_path / "ev-battery-recycling.json")
     assert [s["url"] for s in data["sources"]] == [web.url("/pages/heise.de.lithium.html")]
     assert any(p["reason"] == "dropped at review" for p in data["provenance"])

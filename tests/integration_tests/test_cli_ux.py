@@ -14,25 +14,14 @@ import termios
 import time
 from pathlib import Path
 
-import jsonschema
-
 import deskresearch
-from deskresearch.contract import schema
-from tests.integration_tests.test_cli import cli
+from tests.integration_tests.test_cli import cli, validate
 from tests.support.loopback import FakeWeb, Latency, serve
 from tests.support.runs import loopback_env
 
 ROOT = Path(__file__).parents[2]
 TOPIC = "EV battery recycling"
 COLOUR = re.compile(r"\x1b\[[\d;]*(3[0-7]|9[0-7]|38;[25];[\d;]+)m")  # a foreground colour
-
-
-def validate(path: Path) -> dict[str, object]:
-    doc: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker()).validate(
-        doc
-    )
-    return doc
 
 
 def test_version_and_help_answer_without_a_run() -> None:
@@ -122,7 +111,7 @@ def test_ctrl_c_says_what_was_saved_and_the_command_that_resumes_it(tmp_path: Pa
         )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
     doc = validate(tmp_path / "out" / "ev-battery-recycling.json")
-    assert doc["run"]["resumed"] is True and doc["thread_id"] == command[2]  # type: ignore[index]
+    assert doc["run"]["resumed"] is True and doc["thread_id"] == command[2]
     assert json.loads(cli(None, "runs", "--checkpoints", store, "--json").stdout)["status"] == "ok"
 
 
