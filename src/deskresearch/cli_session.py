@@ -203,22 +203,22 @@ class Session:
             raise ConfigError(
                 f"cannot write the report in {self.ns.output_dir}: {exc.strerror or exc}{saved}"
             ) from None
-        if not self.ns.quiet:
-            usage = result.get("usage") or []
-            cached = sum(u.get("cached_calls", 0) for u in usage)
-            calls = sum(u["calls"] for u in usage) + cached
-            print(f"{result['status']}: {md} {js}", file=sys.stderr)
-            print(
-                f"sources: {len(result.get('sources') or [])}, tokens: "
-                f"{sum(u['input_tokens'] for u in usage)} in / "
-                f"{sum(u['output_tokens'] for u in usage)} out, "
-                f"model calls: {calls} ({cached} from the cache)",
-                file=sys.stderr,
-            )
-            if result.get("citations"):
-                from deskresearch.grounding.ledger import summary_line
+        # The outcome, also with --quiet (which silences progress only).
+        usage = result.get("usage") or []
+        cached = sum(u.get("cached_calls", 0) for u in usage)
+        calls = sum(u["calls"] for u in usage) + cached
+        print(f"{result['status']}: {md} {js}", file=sys.stderr)
+        print(
+            f"sources: {len(result.get('sources') or [])}, tokens: "
+            f"{sum(u['input_tokens'] for u in usage)} in / "
+            f"{sum(u['output_tokens'] for u in usage)} out, "
+            f"model calls: {calls} ({cached} from the cache)",
+            file=sys.stderr,
+        )
+        if result.get("citations"):
+            from deskresearch.grounding.ledger import summary_line
 
-                print(f"citations: {summary_line(result['citations'])}", file=sys.stderr)
+            print(f"citations: {summary_line(result['citations'])}", file=sys.stderr)
         print(md)
         return EXIT_OK if result["status"] == "ok" else EXIT_INSUFFICIENT
 

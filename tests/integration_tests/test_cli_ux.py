@@ -62,7 +62,8 @@ def test_a_second_run_keeps_the_first_report_and_runs_lists_both(
     first = cli(web, TOPIC, "-o", str(out), "-q", env=store)
     second = cli(web, TOPIC, "-o", str(out), "-q", "--language", "German", env=store)
     assert first.returncode == second.returncode == 0, second.stderr
-    assert len(first.stderr.splitlines()) == 1  # --quiet: the thread id, no progress
+    assert first.stderr.startswith("deskresearch: thread ")  # --quiet: no progress lines
+    assert not re.search(r"\[\w+\] (started|finished)", first.stderr)
     assert second.stdout.strip() == str(out / "ev-battery-recycling-2.md")
     docs = [
         validate(out / "ev-battery-recycling.json"),

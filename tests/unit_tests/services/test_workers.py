@@ -22,8 +22,9 @@ from deskresearch.services.workers import WorkerPool
 from tests.support.jobs import double, slow_double
 print("main script ran", flush=True)
 
+pool = WorkerPool(2)
+
 async def main():
-    pool = WorkerPool(2)
     print(await asyncio.gather(*(pool.run(double, n) for n in range(4))), flush=True)
     if "--wait" in sys.argv:
         print("ready", flush=True)
@@ -33,6 +34,9 @@ try:
     asyncio.run(main())
 except KeyboardInterrupt:
     print("interrupted", flush=True)
+    # Closed here, not left to the interpreter's exit: Python 3.11's exit hook for process
+    # pools races with a job that ends meanwhile (an OSError from its wake-up pipe).
+    pool.close()
     sys.exit(130)
 """
 
