@@ -101,14 +101,21 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         "--output-dir",
         default="reports",
         metavar="DIR",
-        help="where <slug>.md and <slug>.json go (default: reports); an existing report is "
-        "kept and the new one named <slug>-2.md, ...",
+        help="where <slug>.md / .html and <slug>.json go (default: reports); an existing "
+        "report is kept and the new one named <slug>-2.md, ...",
+    )
+    out.add_argument(
+        "--format",
+        choices=("md", "html", "md+html"),
+        default="md",
+        help="the report as markdown, as one self-contained HTML page with its evidence, "
+        "or both (default: md; the JSON is always written)",
     )
     out.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace <slug>.md and <slug>.json if they exist (a symlink there is replaced, "
-        "never followed)",
+        help="replace the report files of the same name if they exist (a symlink there is "
+        "replaced, never followed)",
     )
     out.add_argument(
         "--progress",

@@ -13,7 +13,7 @@ import itertools
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,17 +48,33 @@ def _replace(path: Path, text: str) -> None:
         raise
 
 
-def write_pair(
+def report_texts(
+    result: Mapping[str, Any], *, topic: str, language: str, fmt: str
+) -> dict[str, str]:
+    """The report in the formats ``fmt`` asks for ("md", "html", "md+html"), by file suffix."""
+    texts = {}
+    if "md" in fmt:
+        texts[".md"] = str(result.get("report", ""))
+    if "html" in fmt:
+        from deskresearch.html_report import render_html  # only when asked: a light start-up
+
+        texts[".html"] = render_html(result, topic=topic, language=language)
+    return texts
+
+
+def write_files(
     out_dir: Path,
     slug: str,
-    report: str,
-    document: Callable[[Path, Path], dict[str, Any]],
+    texts: dict[str, str],
+    document: Callable[[dict[str, Path]], dict[str, Any]],
     *,
     overwrite: bool = False,
-) -> tuple[Path, Path]:
-    """Write the report and its JSON document; return their paths.
+) -> list[Path]:
+    """Write ``<slug><suffix>`` for each of ``texts`` (".md", ".html"), then ``<slug>.json``.
 
-    ``document(md, js)`` builds the JSON document once the names are known (it records them).
+    All share one stem: the first under which none of them exists. ``document(paths)`` builds
+    the JSON document once the names are known (it records them; keys are the suffixes).
+    Returns the paths written, the JSON last.
 
     Raises:
         OSError: the folder or a file cannot be written.
@@ -66,22 +82,23 @@ def write_pair(
     out_dir.mkdir(parents=True, exist_ok=True)
     for n in itertools.count(1):
         stem = slug if n == 1 else f"{slug}-{n}"
-        md, js = out_dir / f"{stem}.md", out_dir / f"{stem}.json"
-        payload = json.dumps(document(md, js), ensure_ascii=False, indent=2) + "\n"
+        paths = {suffix: out_dir / f"{stem}{suffix}" for suffix in [*texts, ".json"]}
+        contents = {**texts, ".json": ""}
+        contents[".json"] = json.dumps(document(paths), ensure_ascii=False, indent=2) + "\n"
         if overwrite:
-            _replace(md, report)
-            _replace(js, payload)
-            return md, js
-        if os.path.lexists(md) or os.path.lexists(js):
+            for suffix, path in paths.items():
+                _replace(path, contents[suffix])
+            return list(paths.values())
+        if any(os.path.lexists(p) for p in paths.values()):
             continue
+        written: list[Path] = []
         try:
-            _create(md, report)
-        except FileExistsError:
+            for suffix, path in paths.items():
+                _create(path, contents[suffix])
+                written.append(path)
+        except FileExistsError:  # taken meanwhile: this stem is not ours after all
+            for path in written:
+                path.unlink()
             continue
-        try:
-            _create(js, payload)
-        except FileExistsError:
-            md.unlink()
-            continue
-        return md, js
+        return written
     raise AssertionError("unreachable")  # itertools.count never ends

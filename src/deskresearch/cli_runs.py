@@ -80,8 +80,8 @@ def attach_files(rows: list[RunRow], out_dir: Path) -> None:
             continue
         row = by_thread.get(str(doc.get("thread_id"))) if isinstance(doc, dict) else None
         if row is not None:
-            report = (doc.get("files") or {}).get("report")
-            row.files += [str(out_dir / report)] if report else []
+            named = doc.get("files") or {}
+            row.files += [str(out_dir / named[k]) for k in ("report", "html") if named.get(k)]
             row.files.append(str(js))
 
 

@@ -175,27 +175,28 @@ class Session:
                 run_input = Command(resume=_ask(paused[0].value, self.ns.review or "-"))
 
     def _write(self, result: dict[str, Any], ctx: Context, topic: str) -> int:
-        """Write <slug>.md and <slug>.json, print where; 0 for a report, 2 for no evidence."""
-        from deskresearch.cli_output import slug_for, write_pair
+        """Write the report (--format) and <slug>.json, print where; 0 ok, 2 no evidence."""
+        from deskresearch.cli_output import report_texts, slug_for, write_files
         from deskresearch.contract import document
 
         if not result.get("status"):
             raise RuntimeError("the run ended without a result")
         finished = datetime.now().astimezone()
         clocks = self.tracker.stage_timings() if self.tracker else {}
+        texts = report_texts(result, topic=topic, language=ctx.language, fmt=self.ns.format)
 
-        def doc(md: Path, js: Path) -> dict[str, Any]:
+        def doc(paths: dict[str, Path]) -> dict[str, Any]:
+            names = {"report" if s == ".md" else s[1:]: p.name for s, p in paths.items()}
             return document(
                 {**result, "topic": topic}, ctx=ctx, thread_id=self.thread, clocks=clocks,
                 started=self.started, finished=finished, resumed=bool(self.ns.resume),
-                files={"report": md.name, "json": js.name},
+                files=names,
             )  # fmt: skip
 
         try:
-            md, js = write_pair(
-                Path(self.ns.output_dir), slug_for(topic), result.get("report", ""), doc,
-                overwrite=self.ns.overwrite,
-            )  # fmt: skip
+            files = write_files(
+                Path(self.ns.output_dir), slug_for(topic), texts, doc, overwrite=self.ns.overwrite
+            )
         except OSError as exc:
             saved = "" if self.location == "memory" else (
                 f"; the run is saved: write it elsewhere with {self.resume_command('DIR')}"
@@ -207,7 +208,7 @@ class Session:
         usage = result.get("usage") or []
         cached = sum(u.get("cached_calls", 0) for u in usage)
         calls = sum(u["calls"] for u in usage) + cached
-        print(f"{result['status']}: {md} {js}", file=sys.stderr)
+        print(f"{result['status']}: {' '.join(map(str, files))}", file=sys.stderr)
         print(
             f"sources: {len(result.get('sources') or [])}, tokens: "
             f"{sum(u['input_tokens'] for u in usage)} in / "
@@ -219,7 +220,7 @@ class Session:
             from deskresearch.grounding.ledger import summary_line
 
             print(f"citations: {summary_line(result['citations'])}", file=sys.stderr)
-        print(md)
+        print(files[0])
         return EXIT_OK if result["status"] == "ok" else EXIT_INSUFFICIENT
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from deskresearch.citations import render_references
-from deskresearch.cli import write_outputs
+from deskresearch.cli_output import report_texts, write_files
 from deskresearch.context import Context
 from deskresearch.html_report import render_html, split_report
 from deskresearch.nodes.finish_report import appendix
@@ -290,12 +290,17 @@ def test_split_report_finds_the_references_even_when_they_differ_from_the_ledger
     assert body.strip() == "# T\n\nBody [1]." and tail.startswith("## Citation check")
 
 
+def write_outputs(result: dict[str, Any], topic: str, out: Path, fmt: str) -> list[Path]:
+    texts = report_texts(result, topic=topic, language=Context().language, fmt=fmt)
+    return write_files(out, "battery-recycling", texts, lambda paths: {})
+
+
 def test_write_outputs_writes_the_formats_asked_for(tmp_path: Path) -> None:
     result = result_for(SOURCES, CITATIONS)
-    html_only = write_outputs(result, Context(), "Battery recycling", tmp_path / "a", "html")
+    html_only = write_outputs(result, "Battery recycling", tmp_path / "a", "html")
     assert [p.name for p in html_only] == ["battery-recycling.html", "battery-recycling.json"]
     assert not (tmp_path / "a" / "battery-recycling.md").exists()
-    both = write_outputs(result, Context(), "Battery recycling", tmp_path / "b", "md+html")
+    both = write_outputs(result, "Battery recycling", tmp_path / "b", "md+html")
     assert [p.suffix for p in both] == [".md", ".html", ".json"]
     assert both[1].read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 

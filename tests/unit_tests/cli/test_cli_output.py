@@ -7,37 +7,48 @@ from typing import Any
 
 import pytest
 
-from deskresearch.cli_output import slug_for, write_pair
+from deskresearch.cli_output import slug_for, write_files
 
 
-def doc(md: Path, js: Path) -> dict[str, Any]:
-    return {"files": {"report": md.name, "json": js.name}}
+def doc(paths: dict[str, Path]) -> dict[str, Any]:
+    return {"files": {suffix: path.name for suffix, path in paths.items()}}
+
+
+def write_pair(out: Path, slug: str, report: str, *_: Any, overwrite: bool = False) -> list[Path]:
+    return write_files(out, slug, {".md": report}, doc, overwrite=overwrite)
 
 
 def test_an_existing_report_is_kept_and_the_new_one_gets_the_next_name(tmp_path: Path) -> None:
-    first = write_pair(tmp_path, "topic", "first", doc)
-    second = write_pair(tmp_path, "topic", "second", doc)
+    first = write_pair(tmp_path, "topic", "first")
+    second = write_pair(tmp_path, "topic", "second")
     assert [p.name for p in first] == ["topic.md", "topic.json"]
     assert [p.name for p in second] == ["topic-2.md", "topic-2.json"]
     assert first[0].read_text() == "first" and second[0].read_text() == "second"
     assert json.loads(second[1].read_text())["files"] == {
-        "report": "topic-2.md",
-        "json": "topic-2.json",
+        ".md": "topic-2.md",
+        ".json": "topic-2.json",
     }
 
 
 def test_a_lone_json_of_the_same_name_also_moves_the_pair_on(tmp_path: Path) -> None:
     (tmp_path / "topic.json").write_text("{}")
-    md, js = write_pair(tmp_path, "topic", "new", doc)
+    md, js = write_pair(tmp_path, "topic", "new")
     assert (md.name, js.name) == ("topic-2.md", "topic-2.json")
     assert (tmp_path / "topic.json").read_text() == "{}"
 
 
 def test_overwrite_replaces_both_files(tmp_path: Path) -> None:
-    write_pair(tmp_path, "topic", "old", doc)
-    md, js = write_pair(tmp_path, "topic", "new", doc, overwrite=True)
+    write_pair(tmp_path, "topic", "old")
+    md, js = write_pair(tmp_path, "topic", "new", overwrite=True)
     assert md.name == "topic.md" and md.read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["topic.json", "topic.md"]
+
+
+def test_every_format_shares_the_first_free_stem(tmp_path: Path) -> None:
+    (tmp_path / "topic.html").write_text("an older page")
+    files = write_files(tmp_path, "topic", {".md": "m", ".html": "h"}, doc)
+    assert [p.name for p in files] == ["topic-2.md", "topic-2.html", "topic-2.json"]
+    assert (tmp_path / "topic.html").read_text() == "an older page"
 
 
 @pytest.mark.parametrize("overwrite", [False, True])
@@ -48,7 +59,7 @@ def test_a_symlink_at_the_report_path_is_never_followed(tmp_path: Path, overwrit
     out.mkdir()
     (out / "topic.md").symlink_to(target)
     (out / "topic.json").symlink_to(tmp_path / "dangling.json")  # a dangling link too
-    md, js = write_pair(out, "topic", "report", doc, overwrite=overwrite)
+    md, js = write_pair(out, "topic", "report", overwrite=overwrite)
     assert target.read_text() == "precious" and not (tmp_path / "dangling.json").exists()
     assert md.read_text() == "report" and not md.is_symlink() and not js.is_symlink()
     if overwrite:
@@ -60,7 +71,7 @@ def test_a_symlink_at_the_report_path_is_never_followed(tmp_path: Path, overwrit
 def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
     (tmp_path / "topic.md").mkdir()  # a folder where the report should go
     with pytest.raises(OSError):
-        write_pair(tmp_path, "topic", "report", doc, overwrite=True)
+        write_pair(tmp_path, "topic", "report", overwrite=True)
     assert sorted(os.listdir(tmp_path)) == ["topic.md"]
 
 
