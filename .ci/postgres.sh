@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Start a throw-away PostgreSQL on 127.0.0.1:55432 (Debian's package), for the checkpoint tests.
-# Prints the connection URL; `.ci/postgres.sh stop` stops it.
+# Prints the connection URL; `.ci/postgres.sh stop` stops it. PG_DIR / PG_PORT start another one
+# (the Ray tests start theirs inside their own network namespace).
 set -euo pipefail
-PGDATA=/tmp/deskresearch-ci-pg
-PORT=55432
+PGDATA=${PG_DIR:-/tmp/deskresearch-ci-pg}
+PORT=${PG_PORT:-55432}
 bin_dir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
 if [ "${1:-}" = stop ]; then
   su postgres -c "$(bin_dir)/pg_ctl -D $PGDATA stop -m fast" >/dev/null 2>&1 || true

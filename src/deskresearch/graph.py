@@ -40,6 +40,7 @@ from deskresearch.services.base import (
     TokenCounter,
 )
 from deskresearch.services.defaults import default_services
+from deskresearch.services.limits import Limiter
 from deskresearch.services.search import SearchRouter
 from deskresearch.state import (
     ChunkTask,
@@ -196,10 +197,11 @@ def build_graph(
     cache: BaseCache[Any] | None = None,
     store: BaseStore | None = None,
     max_concurrency: int = MAX_CONCURRENCY,
+    limiter: Limiter | None = None,
 ) -> ResearchGraph:
     """Assemble the research graph with the given services; real ones for the rest."""
     svc = default_services(llm=llm, search=search, fetcher=fetcher, extractor=extractor,
-                           tokens=tokens, rank_func=rank_func)  # fmt: skip
+                           tokens=tokens, rank_func=rank_func, limiter=limiter)  # fmt: skip
     # Error handlers take (state, error): LangGraph's node Protocols match parameters by name and
     # have no `error`, hence the targeted ignores.
     # fmt: off

@@ -51,6 +51,7 @@ def default_services(
     extractor: ContentExtractor | None = None,
     tokens: TokenCounter | None = None,
     rank_func: RankFunc | None = None,
+    limiter: Limiter | None = None,
 ) -> Services:
     """Return a Services bundle: the given ones, real implementations for the rest.
 
@@ -59,8 +60,10 @@ def default_services(
     or default, go through one Limiter (the Context's max_model_calls / max_fetches limits);
     model calls are retried by RetryingChat (Retry-After, backoff, the run's retry budget).
     Answers, searches and pages go through the persistent cache when the run's Context has it.
+    A given ``limiter`` replaces the process-local one (a batch on a Ray cluster shares its
+    limits across nodes).
     """
-    limiter = Limiter()
+    limiter = limiter or Limiter()
     store = CacheStore()  # outermost: a cache hit takes no slot, no retry and no budget
     return Services(
         llm=CachedChat(RetryingChat(LimitedChat(llm or OpenAIChat(), limiter), limiter), store),

@@ -1,0 +1,223 @@
+"""``deskresearch batch FILE``: options, the run in the chosen place, the summary, the exit code.
+
+Exit codes: 0 every topic has a report, 2 some ended with insufficient evidence (none failed),
+1 a topic failed, a line was skipped, or the batch could not start (one line: cause and fix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from deskresearch.batch.board import Board, pick_mode
+from deskresearch.batch.runner import Job, build_job
+from deskresearch.batch.summary import CSV_NAME, JSON_NAME, BatchSummary
+from deskresearch.batch.topics import BadLine, Topic, default_batch_id, read_batch
+from deskresearch.cli import EXIT_ERROR, EXIT_INSUFFICIENT, EXIT_OK, add_setting_options
+from deskresearch.context import field_names
+from deskresearch.errors import ConfigError
+from deskresearch.graph import MAX_CONCURRENCY
+from deskresearch.services.checkpoints import CHECKPOINTS_ENV, default_location, describe
+
+LOCAL_CONCURRENCY = 4
+STATUSES = ("ok", "insufficient_evidence", "failed", "pending")
+EXAMPLES = """\
+FILE: one research question a line, or one JSON object a line with that topic's settings:
+  How are lithium-ion batteries from electric cars recycled?
+  {"topic": "Nachtzüge in Europa", "language": "de", "decomposition_nums": 2}
+
+examples:
+  deskresearch batch topics.txt --concurrency 8
+  deskresearch batch topics.txt --ray auto --checkpoints postgresql://user:pw@db-host/research
+  deskresearch batch topics.txt --server http://localhost:2024
+
+Running the same command again skips finished topics and resumes the others from their
+checkpoints. Exit codes: 0 all reports written, 2 some insufficient evidence, 1 a topic failed
+or a line was skipped."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The batch command's parser (every research setting too; a line's settings win)."""
+    p = argparse.ArgumentParser(
+        prog="deskresearch batch",
+        description="Research many topics: in this process, on a Ray cluster, or on a LangGraph server.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", type=Path, help="the topics file")
+    p.add_argument(
+        "-o",
+        "--output-dir",
+        type=Path,
+        default=Path("reports"),
+        help="where reports, batch.json and batch.csv go (default: reports)",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help=f"topics in flight at once (default: {LOCAL_CONCURRENCY}; with --ray, "
+        "as many as the cluster's CPUs take; with --server, 4)",
+    )
+    p.add_argument(
+        "--checkpoints",
+        metavar="PATH_OR_URL",
+        help=f"where runs are saved (env {CHECKPOINTS_ENV}); --ray needs postgresql://",
+    )
+    p.add_argument(
+        "--batch-id",
+        help="names the batch's threads (default: the file's absolute "
+        "path); give the same id to resume a moved file",
+    )
+    p.add_argument(
+        "--progress",
+        choices=["auto", "live", "plain"],
+        default="auto",
+        help="live table (auto: on a terminal) or one line per topic start and end",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="only the final summary line")
+    p.add_argument("--no-cache", action="store_true", help="the same as --cache false")
+    p.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=MAX_CONCURRENCY,
+        help=f"parallel graph tasks per step of one topic (default: {MAX_CONCURRENCY})",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run each topic as a task on this Ray cluster ('auto': the one "
+        "this machine belongs to); pip install 'deskresearch[ray]'",
+    )
+    where.add_argument(
+        "--server",
+        metavar="URL",
+        help="submit the topics to a LangGraph API server (langgraph dev, "
+        "a deployment) through langgraph-sdk",
+    )
+    ray = p.add_argument_group("Ray")
+    ray.add_argument(
+        "--ray-cpus",
+        type=float,
+        default=1.0,
+        help="CPUs a topic reserves on a node (default 1; 0.5: two per CPU)",
+    )
+    ray.add_argument(
+        "--ray-retries",
+        type=int,
+        default=3,
+        help="times a topic is retried after its node or worker died (default 3)",
+    )
+    ray.add_argument(
+        "--forward-keys",
+        action="store_true",
+        help="send this shell's OPENAI_API_KEY / TAVILY_API_KEY to the cluster "
+        "(they show in Ray's runtime env); default: nodes have their own",
+    )
+    server = p.add_argument_group("server")
+    server.add_argument(
+        "--assistant",
+        default="researcher",
+        help="the graph or assistant id on the server (default: researcher)",
+    )
+    add_setting_options(p)
+    return p  # fmt: skip
+
+
+def _jobs(topics: list[Topic], flags: dict[str, Any]) -> tuple[list[Job], list[BadLine]]:
+    jobs, bad = [], []
+    for t in topics:
+        try:
+            jobs.append(build_job(t, flags))
+        except ConfigError as exc:
+            bad.append(BadLine(t.line, t.topic, str(exc)))
+    return jobs, bad
+
+
+def _say(text: str) -> None:
+    print(f"deskresearch: {text}", file=sys.stderr, flush=True)  # noqa: T201 - the CLI's voice
+
+
+def _run(args: argparse.Namespace, jobs: list[Job], summary: BatchSummary, board: Board) -> None:
+    location = args.checkpoints or default_location()
+    if args.ray:
+        from deskresearch.batch.ray_driver import RayOptions, run_ray
+
+        opts = RayOptions(address=args.ray, location=location, concurrency=args.concurrency,
+                          cpus=args.ray_cpus, retries=args.ray_retries,
+                          forward_keys=args.forward_keys, max_concurrency=args.max_concurrency)  # fmt: skip
+        run_ray(jobs, opts, out_dir=args.output_dir, board=board, summary=summary)
+    elif args.server:
+        from deskresearch.batch.server import run_server
+
+        asyncio.run(run_server(jobs, url=args.server, assistant=args.assistant,
+                               concurrency=args.concurrency or LOCAL_CONCURRENCY,
+                               out_dir=args.output_dir, board=board, summary=summary))  # fmt: skip
+    else:
+        from deskresearch.batch.local import run_local
+
+        asyncio.run(run_local(jobs, location=location,
+                              concurrency=args.concurrency or LOCAL_CONCURRENCY,
+                              max_concurrency=args.max_concurrency, out_dir=args.output_dir,
+                              board=board, summary=summary))  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a batch; return the exit code."""
+    args = build_parser().parse_args(argv)
+    if args.concurrency is not None and args.concurrency < 1:
+        _say("error: --concurrency must be at least 1")
+        return EXIT_ERROR
+    flags = {name: getattr(args, name) for name in field_names()}
+    if args.no_cache:
+        flags["cache"] = False
+    try:
+        batch_id = args.batch_id or default_batch_id(args.file)
+        topics, bad = read_batch(args.file, batch_id)
+        jobs, invalid = _jobs(topics, flags)
+    except ConfigError as exc:
+        _say(f"error: {exc}")
+        return EXIT_ERROR
+    bad = sorted(bad + invalid, key=lambda b: b.line)
+    where = f"Ray cluster {args.ray}" if args.ray else args.server or "this process"
+    meta = {"batch_id": batch_id, "file": str(args.file), "where": where,
+            "checkpoints": describe(args.checkpoints or default_location())}  # fmt: skip
+    summary = BatchSummary(args.output_dir, meta, [j.topic for j in jobs], bad)
+    _say(f"batch {batch_id}: {len(jobs)} topics in {where}; reports in {args.output_dir}/ "
+         "(run the same command again to resume)")  # fmt: skip
+    for b in bad:
+        _say(f"line {b.line} skipped: {b.error} ({b.text!r})")
+    mode = pick_mode(args.progress, args.quiet, sys.stderr)
+    try:
+        with Board([j.topic for j in jobs], mode) as board:
+            _run(args, jobs, summary, board)
+    except KeyboardInterrupt:
+        summary.write(finished=True)
+        _say("interrupted: finished topics are saved; run the same command again to resume")
+        return 130
+    except ConfigError as exc:
+        summary.write(finished=True)
+        _say(f"error: {exc}")
+        return EXIT_ERROR
+    summary.write(finished=True)
+    return _report(summary, args.output_dir)
+
+
+def _report(summary: BatchSummary, out_dir: Path) -> int:
+    counts = summary.counts()
+    topics = sum(n for status, n in counts.items() if status != "bad_line")
+    parts = [f"{counts[s]} {s.replace('_', ' ')}" for s in STATUSES if counts[s]]
+    skipped = f"; {counts['bad_line']} lines skipped" if counts["bad_line"] else ""
+    _say(f"{topics} topics: {', '.join(parts) or 'none run'}{skipped} → "
+         f"{out_dir / JSON_NAME}, {out_dir / CSV_NAME}")  # fmt: skip
+    if counts["failed"] or counts["pending"]:
+        _say("run the same command again to resume unfinished topics from their checkpoints")
+    print(out_dir / JSON_NAME)  # noqa: T201 - the one result on stdout
+    if counts["failed"] or counts["pending"] or counts["bad_line"]:
+        return EXIT_ERROR
+    return EXIT_INSUFFICIENT if counts["insufficient_evidence"] else EXIT_OK

@@ -1,0 +1,186 @@
+"""``--ray ADDRESS``: each topic a Ray task, checkpoints in PostgreSQL, limits cluster-wide.
+
+The driver (this process) reads the batch, skips topics the checkpoints say are finished,
+submits the rest as tasks (spread over the nodes, each reserving ``--ray-cpus``), shows their
+progress, and writes each report here as its result arrives. Ray re-runs a task whose worker
+or node died (``--ray-retries``); the new attempt resumes the topic's thread from PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deskresearch.batch.board import Board
+from deskresearch.batch.coordinator import Coordinator
+from deskresearch.batch.ray_task import run_topic
+from deskresearch.batch.runner import Job, finished_values
+from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
+from deskresearch.cli import write_outputs
+from deskresearch.errors import ConfigError
+from deskresearch.graph import build_graph
+from deskresearch.services.checkpoints import open_checkpointer
+
+ENDPOINTS = ("OPENAI_BASE_URL", "SEARXNG_URL")  # not secret: sent to the nodes
+KEYS = ("OPENAI_API_KEY", "TAVILY_API_KEY")  # secret: sent only with --forward-keys
+POLL_S = 0.5
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """How the batch uses the cluster."""
+
+    address: str
+    location: str  # the checkpointer: a postgresql:// URL
+    concurrency: int | None  # topics submitted at once (None: all; Ray queues by CPUs)
+    cpus: float
+    retries: int
+    forward_keys: bool
+    max_concurrency: int
+
+
+def node_env(forward_keys: bool) -> dict[str, str]:
+    """The variables the tasks get: endpoints, keys if asked, extraction in-process by default.
+
+    One topic per worker process: extraction runs in one thread of it (DESKRESEARCH_WORKERS=0)
+    unless the driver's environment says otherwise, so a node holds no idle extraction pools.
+    """
+    names = ENDPOINTS + (KEYS if forward_keys else ())
+    env = {n: os.environ[n] for n in names if os.environ.get(n)}
+    env["DESKRESEARCH_WORKERS"] = os.environ.get("DESKRESEARCH_WORKERS", "0")
+    return env
+
+
+def check_location(location: str) -> None:
+    """Refuse checkpoints that not every node can reach.
+
+    Raises:
+        ConfigError: the location is not a PostgreSQL URL.
+    """
+    if not location.startswith(("postgres://", "postgresql://")):
+        raise ConfigError(
+            f"--ray needs checkpoints every node reaches, not {location!r}: give --checkpoints "
+            "postgresql://user:password@host/db (a topic retried on another node resumes "
+            "from there; a SQLite file or memory lives on one machine)"
+        )
+
+
+async def _skip_finished(
+    jobs: list[Job], location: str, out_dir: Path, board: Board, summary: BatchSummary
+) -> list[Job]:
+    """Record the topics whose threads have finished; return the others (also creates tables)."""
+    left = []
+    async with open_checkpointer(location) as saver:
+        graph = build_graph(checkpointer=saver)
+        for job in jobs:
+            values = await finished_values(graph, job)
+            if values is None:
+                left.append(job)
+                continue
+            t = job.topic
+            files = write_outputs(values, job.settings(), t.topic, out_dir, name=t.name)
+            _done(row_for(t, values, run="earlier", wall_s=0.0, files=files), board, summary)
+    return left
+
+
+def _done(row: Row, board: Board, summary: BatchSummary) -> None:
+    summary.update(row)
+    board.finished(row)
+
+
+def run_ray(
+    jobs: list[Job], opts: RayOptions, *, out_dir: Path, board: Board, summary: BatchSummary
+) -> None:
+    """Run the batch on the Ray cluster at ``opts.address``.
+
+    Raises:
+        ConfigError: checkpoints are not PostgreSQL, Ray is not installed, or no cluster answers.
+    """
+    check_location(opts.location)
+    try:
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    except ImportError:
+        raise ConfigError("--ray needs Ray: pip install 'deskresearch[ray]'") from None
+    left = asyncio.run(_skip_finished(jobs, opts.location, out_dir, board, summary))
+    if not left:
+        return
+    try:
+        ray.init(address=opts.address, runtime_env={"env_vars": node_env(opts.forward_keys)},
+                 logging_level=logging.WARNING, log_to_driver=False)  # fmt: skip
+    except ConnectionError as exc:
+        raise ConfigError(
+            f"no Ray cluster at {opts.address!r} ({exc}): start one with `ray start --head`, "
+            "or give its address (host:6379)"
+        ) from None
+    try:
+        here = ray.get_runtime_context().get_node_id()
+        coordinator = (
+            ray.remote(Coordinator)
+            .options(num_cpus=0, max_restarts=-1, max_task_retries=-1,
+                     scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False))
+            .remote()
+        )  # fmt: skip
+        task = ray.remote(run_topic).options(
+            num_cpus=opts.cpus, max_retries=opts.retries, retry_exceptions=False,
+            scheduling_strategy="SPREAD",
+        )  # fmt: skip
+        _drive(ray, task, coordinator, left, opts, out_dir, board, summary)
+    finally:
+        ray.shutdown()
+
+
+def _drive(
+    ray: Any,
+    task: Any,
+    coordinator: Any,
+    jobs: list[Job],
+    opts: RayOptions,
+    out_dir: Path,
+    board: Board,
+    summary: BatchSummary,
+) -> None:
+    """Submit (bounded by --concurrency), follow progress, collect results as they come."""
+    by_thread = {j.topic.thread_id: j for j in jobs}
+    first_start: dict[str, float] = {}
+    queue, in_flight = deque(jobs), dict[Any, Job]()
+    limit = opts.concurrency or len(jobs)
+    while queue or in_flight:
+        while queue and len(in_flight) < limit:
+            job = queue.popleft()
+            in_flight[task.remote(job, opts.location, coordinator, opts.max_concurrency)] = job
+        ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=POLL_S)
+        for thread, event in ray.get(coordinator.drain.remote()):
+            job = by_thread[thread]
+            if event.get("stage") == "batch":
+                first_start.setdefault(thread, time.time())
+                board.started(job.topic, node=event["node"], resumed=event["resumed"])
+            else:
+                board.event(job.topic, event)
+        for ref in ready:
+            job = in_flight.pop(ref)
+            wall = time.time() - first_start.get(job.topic.thread_id, time.time())
+            _done(_result(ray, ref, job, wall, opts, out_dir), board, summary)
+
+
+def _result(ray: Any, ref: Any, job: Job, wall: float, opts: RayOptions, out_dir: Path) -> Row:
+    t = job.topic
+    try:
+        out = ray.get(ref)
+    except ray.exceptions.RayError as exc:
+        cause = type(exc).__name__
+        return failed_row(t, f"its Ray task was lost {opts.retries + 1} times ({cause}): run "
+                          "the batch again to resume it", wall_s=wall)  # fmt: skip
+    if "error" in out:
+        row = failed_row(t, out["error"], wall_s=wall)
+    else:
+        files = write_outputs(out["values"], job.settings(), t.topic, out_dir, name=t.name)
+        row = row_for(t, out["values"], run=out["run"], wall_s=wall, files=files)
+    row.node, row.rss_mb = out["node"], round(out["rss_mb"], 1)
+    return row
