@@ -438,3 +438,21 @@ def chat_over(
 
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
     return OpenAIChat(http_async_client=client, environ={"OPENAI_API_KEY": "test-key"})
+
+
+@dataclass
+class FailingTopics(FakeModel):
+    """A FakeModel that answers HTTP 500 to every call whose prompt names one of ``topics``."""
+
+    topics: tuple[str, ...] = ()
+
+    def handle(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """Fail the doomed topics' calls; answer the others as FakeModel does."""
+        prompt = "\n".join(_text(m) for m in body["messages"])
+        if any(topic in prompt for topic in self.topics):
+            with self._lock:
+                self.requests.append(body)
+                self.injected["http_500"] += 1
+            error = {"message": "injected 500 for a doomed topic", "type": "server_error"}
+            return 500, {"error": error}, {}
+        return super().handle(body)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -30,7 +30,9 @@ REAP_EVERY_S = 1.0
 class Coordinator:
     """The actor (``ray.remote(Coordinator)`` at the driver): slots, pacing, progress events."""
 
-    def __init__(self) -> None:
+    def __init__(self, find_dead: Callable[[], set[str]] | None = None) -> None:
+        """``find_dead`` names the nodes that died (default: Ray's view of the cluster)."""
+        self._find_dead = find_dead or dead_nodes
         self._leases: dict[str, dict[str, tuple[str, float]]] = {}  # name → lease → (node, until)
         self._conditions: dict[str, asyncio.Condition] = {}
         self._next: dict[str, float] = {}  # name → earliest time of the next request
@@ -46,7 +48,7 @@ class Coordinator:
         now = time.monotonic()
         if now - self._checked >= REAP_EVERY_S:
             self._checked = now
-            self._dead = dead_nodes()
+            self._dead = self._find_dead()
         leases = self._leases.setdefault(name, {})
         for lease, (node, until) in list(leases.items()):
             if until < now or node in self._dead:

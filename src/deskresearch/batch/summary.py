@@ -20,6 +20,7 @@ from typing import Any
 from deskresearch.batch.topics import BadLine, Topic
 
 _CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+_WORD = re.compile(r"\w[\w'’-]*")
 JSON_NAME, CSV_NAME = "batch.json", "batch.csv"
 
 
@@ -66,7 +67,7 @@ def row_for(
         topic=topic.topic,
         status=str(values.get("status")),
         run=run,
-        words=len(report.split()),
+        words=len(_WORD.findall(_CITE.sub("", report))),  # citation marks are no words
         sources=len(known),
         cited=len(ids & known),
         citations=dict(verdicts),

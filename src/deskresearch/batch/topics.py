@@ -70,14 +70,12 @@ def parse_line(text: str, folder: Path) -> tuple[str, dict[str, Any]]:
     if not text.startswith("{"):
         return clean_topic(text), {}
     try:
-        data = json.loads(text)
+        data: dict[str, Any] = json.loads(text)  # a line starting with "{" is an object or bad
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"malformed JSON ({exc.msg} at column {exc.colno}): write one topic as plain text, "
             'or one object like {"topic": "...", "language": "de"}'
         ) from None
-    if not isinstance(data, dict):
-        raise ConfigError('expected one JSON object like {"topic": "...", "language": "de"}')
     topic = data.pop("topic", None)
     known = field_names()
     for key in data:

@@ -1,0 +1,58 @@
+"""The Coordinator's slots, leases and pacing, as plain asyncio (Ray only carries the calls)."""
+
+import asyncio
+
+import pytest
+
+from deskresearch.batch import coordinator as coord
+from deskresearch.batch.coordinator import Coordinator
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_slot_waits_for_a_release_when_the_limit_is_held() -> None:
+    c = Coordinator(find_dead=set)
+    first = await c.acquire("model x", 2, "n1")
+    await c.acquire("model x", 2, "n2")
+    third = asyncio.ensure_future(c.acquire("model x", 2, "n1"))
+    await asyncio.sleep(0.05)
+    assert not third.done() and c.held() == {"model x": 2}
+    await c.release("model x", first)
+    assert await asyncio.wait_for(third, 1) and c.held() == {"model x": 2}
+    assert await c.acquire("host example.org", 1, "n1")  # another name, other slots
+
+
+async def test_leases_of_a_dead_node_are_freed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(coord, "REAP_EVERY_S", 0.05)
+    dead: set[str] = set()
+    c = Coordinator(find_dead=lambda: set(dead))
+    await c.acquire("model x", 1, "lost-node")
+    waiting = asyncio.ensure_future(c.acquire("model x", 1, "n2"))
+    await asyncio.sleep(0.15)
+    assert not waiting.done()
+    dead.add("lost-node")  # Ray reports the node dead: its slot comes back without a release
+    assert await asyncio.wait_for(waiting, 2)
+
+
+async def test_a_lease_expires_after_its_ttl(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(coord, "REAP_EVERY_S", 0.05)
+    monkeypatch.setattr(coord, "LEASE_TTL_S", 0.2)
+    c = Coordinator(find_dead=set)
+    await c.acquire("host h", 1, "n1")  # its worker process was killed: never released
+    assert await asyncio.wait_for(c.acquire("host h", 1, "n1"), 2)
+
+
+def test_pacing_spaces_requests_and_a_cool_down_holds_everyone() -> None:
+    c = Coordinator(find_dead=set)
+    waits = [c.pace("model x", 10.0) for _ in range(3)]
+    assert waits[0] == 0 and waits[1] == pytest.approx(0.1, abs=0.01)
+    assert waits[2] == pytest.approx(0.2, abs=0.01)
+    c.cool_down("model y", 5.0)
+    assert c.pace("model y", 0.0) == pytest.approx(5.0, abs=0.05)
+    assert c.pace("model z", 0.0) == 0
+
+
+def test_events_are_handed_over_once() -> None:
+    c = Coordinator(find_dead=set)
+    c.report("t1", {"stage": "start_run"})
+    assert c.drain() == [("t1", {"stage": "start_run"})] and c.drain() == []

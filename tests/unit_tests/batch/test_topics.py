@@ -1,0 +1,81 @@
+from pathlib import Path
+
+import pytest
+
+from deskresearch.batch.runner import build_job
+from deskresearch.batch.topics import read_batch, thread_id_for
+from deskresearch.errors import ConfigError
+
+
+def test_thread_ids_are_stable_and_depend_on_batch_topic_and_settings() -> None:
+    a = thread_id_for("b", "EV batteries", {"language": "de", "url_per_query": 2})
+    assert a == thread_id_for("b", "EV batteries", {"url_per_query": 2, "language": "de"})
+    assert a != thread_id_for("other batch", "EV batteries", {"language": "de", "url_per_query": 2})
+    assert a != thread_id_for("b", "EV batteries", {"language": "fr", "url_per_query": 2})
+    assert a != thread_id_for("b", "EV batteries!", {"language": "de", "url_per_query": 2})
+
+
+def test_plain_and_json_lines_give_topics_with_settings_and_unique_file_names(
+    tmp_path: Path,
+) -> None:
+    file = tmp_path / "t.txt"
+    file.write_text(
+        "\ufeffEV battery recycling\n"  # a BOM from a Windows editor
+        "  # comment\n\n"
+        '{"topic": "EV battery recycling", "language": "de"}\n'
+        '{"topic": "Local files", "search": "corpus", "corpus_dir": "notes"}\n',
+        encoding="utf-8",
+    )
+    topics, bad = read_batch(file, "id")
+    assert bad == []
+    assert [(t.line, t.topic) for t in topics] == [
+        (1, "EV battery recycling"), (4, "EV battery recycling"), (5, "Local files")
+    ]  # fmt: skip
+    assert topics[1].settings == {"language": "de"}
+    assert topics[2].settings["corpus_dir"] == str(tmp_path / "notes")  # next to the file
+    names = [t.name for t in topics]
+    assert len(set(names)) == 3 and names[2] == "local-files"
+    assert names[0].startswith("ev-battery-recycling-") and names[1].startswith("ev-battery-")
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        ('{"topic": ""}', "topic is empty"),
+        ('{"language": "de"}', "topic is missing"),
+        ('{"topic": "x"', "malformed JSON"),
+        ('{"topic": "x", "max_keyword": 3}', "did you mean 'max_keywords'?"),
+        ('{"topic": "x", "review_plan": true}', "not in a batch"),
+        ('{"topic": 42}', "topic is missing"),
+    ],
+)
+def test_bad_lines_name_the_problem(tmp_path: Path, line: str, error: str) -> None:
+    file = tmp_path / "t.txt"
+    file.write_text(f"fine topic\n{line}\n", encoding="utf-8")
+    topics, bad = read_batch(file, "id")
+    assert [t.topic for t in topics] == ["fine topic"]
+    assert len(bad) == 1 and bad[0].line == 2 and error in bad[0].error
+
+
+def test_an_unreadable_or_empty_file_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read the batch file"):
+        read_batch(tmp_path / "missing.txt", "id")
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("Zürich".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        read_batch(latin, "id")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# nothing yet\n\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="no topics"):
+        read_batch(empty, "id")
+
+
+def test_a_line_wins_over_the_flags_and_a_bad_value_names_the_line(tmp_path: Path) -> None:
+    file = tmp_path / "t.txt"
+    file.write_text('{"topic": "x", "language": "de"}\n{"topic": "y", "max_keywords": 99}\n')
+    (good, worse), _ = read_batch(file, "id")
+    job = build_job(good, {"language": "fr", "url_per_query": 3, "report_words": None})
+    assert job.context["language"] == "de" and job.context["url_per_query"] == 3
+    assert job.explicit == {"language": "de", "url_per_query": 3, "review_plan": False}
+    with pytest.raises(ConfigError, match=r"line 2.*max_keywords=99"):
+        build_job(worse, {})
