@@ -8,7 +8,8 @@ actor that every topic's task asks; the total-fetch slot and the token meters st
 A slot is a lease. Leases of a node that died are freed when the actor sees it dead (within
 ``REAP_EVERY_S``), and any lease expires after ``LEASE_TTL_S`` (a worker process killed on a
 live node), so a lost node never takes capacity with it for long. The actor lives on the
-driver's node: it goes only when the driver goes, and then the batch's tasks stop too.
+driver's node: it goes only when the driver goes, and then the batch's tasks stop too. This
+module imports nothing heavy, so the actor's process starts in about a second.
 """
 
 from __future__ import annotations
@@ -16,13 +17,9 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Any
 
-from deskresearch.services.limits import Limiter
-
-SHARED = ("model ", "host ")  # Limiter names held cluster-wide
 LEASE_TTL_S = 900.0  # longer than any one model call or fetch may take
 REAP_EVERY_S = 1.0
 
@@ -108,35 +105,3 @@ def dead_nodes() -> set[str]:
 
     nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
     return {n["NodeID"] for n in nodes if not n.get("Alive")}
-
-
-class ClusterLimiter(Limiter):
-    """A Limiter whose provider-facing slots, pacing and cool-downs are the Coordinator's."""
-
-    def __init__(self, coordinator: Any, node: str) -> None:
-        super().__init__()
-        self._coordinator = coordinator
-        self._node = node
-
-    @asynccontextmanager
-    async def slot(self, name: str, limit: int) -> AsyncIterator[None]:
-        """Hold a cluster-wide slot for model endpoints and hosts, a local one otherwise."""
-        if not name.startswith(SHARED):
-            async with super().slot(name, limit):
-                yield
-            return
-        lease = await self._coordinator.acquire.remote(name, limit, self._node)
-        try:
-            yield
-        finally:
-            self._coordinator.release.remote(name, lease)
-
-    async def pace(self, name: str, per_second: float) -> None:
-        """Wait for this request's turn across the cluster."""
-        delay = await self._coordinator.pace.remote(name, per_second)
-        if delay > 0:
-            await asyncio.sleep(delay)
-
-    def cool_down(self, name: str, seconds: float) -> None:
-        """Tell every node to hold back (a 429's Retry-After)."""
-        self._coordinator.cool_down.remote(name, seconds)

@@ -13,7 +13,7 @@ import resource
 import time
 from typing import Any
 
-from deskresearch.batch.coordinator import ClusterLimiter
+from deskresearch.batch.cluster_limits import ClusterLimiter
 from deskresearch.batch.runner import Job, one_line, run_job
 from deskresearch.graph import build_graph
 from deskresearch.services.checkpoints import open_checkpointer

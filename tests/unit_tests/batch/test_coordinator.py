@@ -56,3 +56,46 @@ def test_events_are_handed_over_once() -> None:
     c = Coordinator(find_dead=set)
     c.report("t1", {"stage": "start_run"})
     assert c.drain() == [("t1", {"stage": "start_run"})] and c.drain() == []
+
+
+class _Handle:
+    """Stands in for a Ray actor handle: ``handle.method.remote(...)`` runs on a Coordinator."""
+
+    def __init__(self, target: Coordinator) -> None:
+        self.target = target
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> object:
+        outer = self
+
+        class Method:
+            def remote(self, *args: object) -> object:
+                outer.calls.append(name)
+                result = getattr(outer.target, name)(*args)
+                if asyncio.iscoroutine(result):
+                    return asyncio.ensure_future(result)
+                future = asyncio.get_running_loop().create_future()
+                future.set_result(result)
+                return future
+
+        return Method()
+
+
+async def test_the_cluster_limiter_takes_provider_slots_from_the_coordinator() -> None:
+    from deskresearch.batch.cluster_limits import ClusterLimiter
+
+    target = Coordinator(find_dead=set)
+    handle = _Handle(target)
+    limiter = ClusterLimiter(handle, "node-1")
+    async with limiter.slot("model http://x/v1", 2):
+        assert target.held() == {"model http://x/v1": 1}
+        async with limiter.slot("host example.org", 1), limiter.slot("fetch", 4):
+            assert target.held()["host example.org"] == 1 and "fetch" not in target.held()
+    await asyncio.sleep(0.01)  # releases are sent without waiting
+    assert target.held() == {"model http://x/v1": 0, "host example.org": 0}
+    limiter.cool_down("model http://x/v1", 0.2)
+    await asyncio.sleep(0.01)
+    start = asyncio.get_running_loop().time()
+    await limiter.pace("model http://x/v1", 0.0)  # another node's 429 holds this one back
+    assert asyncio.get_running_loop().time() - start >= 0.15
+    assert handle.calls.count("acquire") == 2 and "cool_down" in handle.calls
