@@ -45,9 +45,11 @@ def test_a_batch_writes_every_report_and_its_summary_and_shares_the_call_limit(
     assert [r["status"] for r in rows] == ["ok"] * 4 and {r["run"] for r in rows} == {"new"}
     assert len({r["thread_id"] for r in rows}) == 4
     for topic, row in zip(TOPICS, rows, strict=True):
-        report = Path(row["md"]).read_text(encoding="utf-8")
+        report = Path(row["files"][0]).read_text(encoding="utf-8")
         assert row["words"] > 10 and "[1]" in report and row["cited"] >= 1 and row["tokens_in"] > 0
-        assert Path(row["json"]).is_file() and topic in Path(row["json"]).read_text("utf-8")
+        assert Path(row["files"][-1]).is_file() and topic in Path(row["files"][-1]).read_text(
+            "utf-8"
+        )
     with (out / "batch.csv").open(encoding="utf-8") as f:
         table = list(csv.DictReader(f))
     assert [r["topic"] for r in table] == TOPICS and all(r["status"] == "ok" for r in table)
@@ -69,7 +71,7 @@ def test_pages_are_read_once_across_topics_through_the_shared_cache(tmp_path: Pa
         proc = batch(env, str(file), "-o", str(out), "--concurrency", "1")
     assert proc.returncode == 0, proc.stderr
     cited = [
-        {s["url"] for s in json.loads(Path(r["json"]).read_text("utf-8"))["sources"]}
+        {s["url"] for s in json.loads(Path(r["files"][-1]).read_text("utf-8"))["sources"]}
         for r in summary(out)["topics"]
     ]
     shared = cited[0] & cited[1] | cited[1] & cited[2] | cited[0] & cited[2]
@@ -93,7 +95,8 @@ def test_bad_lines_are_named_and_skipped_and_the_other_topics_run(
         '{"topic": "Nachtzüge in Europa", "language": "de", "url_per_query": 2}',  # 9
     ]
     file = write_topics(tmp_path / "topics.txt", lines)
-    proc = batch(env_for(web, tmp_path), str(file), "-o", str(tmp_path / "out"))
+    out = tmp_path / "out"
+    proc = batch(env_for(web, tmp_path), str(file), "-o", str(out), "--format", "md+html")
     assert proc.returncode == 1, proc.stderr
     err = proc.stderr
     assert "line 3 skipped: topic is empty" in err
@@ -101,11 +104,12 @@ def test_bad_lines_are_named_and_skipped_and_the_other_topics_run(
     assert "line 5 skipped: unknown setting 'langauge': did you mean 'language'?" in err
     assert "line 6 skipped: invalid setting" in err and "url_per_query=99" in err
     assert "line 7 skipped: repeats line 1" in err
-    rows = summary(tmp_path / "out")["by_line"]
+    rows = summary(out)["by_line"]
     assert {n: r["status"] for n, r in rows.items()} == {
         1: "ok", 3: "bad_line", 4: "bad_line", 5: "bad_line", 6: "bad_line", 7: "bad_line", 9: "ok"
     }  # fmt: skip
-    german = Path(rows[9]["json"]).read_text(encoding="utf-8")
+    assert [Path(f).suffix for f in rows[1]["files"]] == [".md", ".html", ".json"]
+    german = Path(rows[9]["files"][-1]).read_text(encoding="utf-8")
     assert '"language": "de"' in german and '"url_per_query": 2' in german
     assert "2 topics: 2 ok; 5 lines skipped" in err
 
@@ -124,7 +128,7 @@ def test_a_failing_topic_loses_no_one_else_and_reruns_redo_only_what_is_unfinish
         assert first.returncode == 1, first.stderr
         assert [rows[i]["status"] for i in (1, 2, 3)] == ["ok", "failed", "ok"]
         assert "500" in rows[2]["error"] and f"line 2: failed: {doomed}" in first.stderr
-        assert Path(rows[1]["md"]).is_file() and Path(rows[3]["md"]).is_file()
+        assert Path(rows[1]["files"][0]).is_file() and Path(rows[3]["files"][0]).is_file()
         assert "run the same command again" in first.stderr
 
         web.model = FakeModel()  # the provider recovers
@@ -133,7 +137,8 @@ def test_a_failing_topic_loses_no_one_else_and_reruns_redo_only_what_is_unfinish
         assert second.returncode == 0, second.stderr
         rows = summary(out)["by_line"]
         assert [rows[i]["run"] for i in (1, 2, 3)] == ["earlier", "resumed", "earlier"]
-        assert set(calls_per_topic(web.log[seen:])) == {doomed}  # the others asked nothing
+        asked = calls_per_topic(web.log[seen:])  # "": the judge's, whose prompt names no topic
+        assert asked[doomed] and not set(asked) - {doomed, ""}  # the others asked nothing
         assert rows[1]["wall_s"] > 0  # the earlier run's time is kept
 
         seen = len(web.log)

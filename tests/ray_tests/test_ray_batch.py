@@ -67,13 +67,13 @@ def test_six_topics_over_two_nodes_each_end_with_a_report_under_one_call_limit(
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = summary(reference["out"])["topics"]
     assert [r["status"] for r in rows] == ["ok"] * 6
-    assert all(Path(r["md"]).read_text(encoding="utf-8").count("[1]") for r in rows)
+    assert all(Path(r["files"][0]).read_text(encoding="utf-8").count("[1]") for r in rows)
     nodes = {n.node_id for n in cluster.list_all_nodes()}
     assert {r["node"] for r in rows} == nodes  # spread over both nodes
     assert all(r["rss_mb"] > 50 for r in rows)
     # The model-call limit holds across processes and nodes: the Coordinator actor's slots.
     assert peak_overlap(reference["log"], "model") <= 2
-    assert set(calls_per_topic(reference["log"])) == set(TOPICS)
+    assert set(calls_per_topic(reference["log"])) - {""} == set(TOPICS)
 
 
 def test_running_the_finished_batch_again_asks_nothing(

@@ -33,7 +33,8 @@ def batch(
 
 
 def topic_of(call: Call) -> str:
-    """The research topic a model call was about ("" for other calls)."""
+    """The research topic a model call was about ("" for other calls, and for the citation
+    judge's and the repair's, whose prompts name no topic)."""
     if call.kind != "model":
         return ""
     for message in call.body.get("messages", []):

@@ -104,7 +104,7 @@ class Board:
         earlier = " (finished earlier)" if row.run == "earlier" else ""
         self._line(
             f"line {row.line}: {row.status}{earlier}: {row.topic}: {row.words} words, "
-            f"{row.sources} sources, {row.cited} cited, {row.wall_s:.1f} s → {row.md}"
+            f"{row.sources} sources, {row.cited} cited, {row.wall_s:.1f} s → {row.files[0] if row.files else '-'}"
         )
 
     def _line(self, text: str) -> None:

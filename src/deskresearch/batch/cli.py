@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from deskresearch.batch.board import Board, pick_mode
-from deskresearch.batch.runner import Job, build_job
+from deskresearch.batch.runner import Job, Outputs, build_job
 from deskresearch.batch.summary import CSV_NAME, JSON_NAME, BatchSummary
 from deskresearch.batch.topics import BadLine, Topic, default_batch_id, read_batch
 from deskresearch.cli import EXIT_ERROR, EXIT_INSUFFICIENT, EXIT_OK, add_setting_options
@@ -55,6 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=Path("reports"),
         help="where reports, batch.json and batch.csv go (default: reports)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("md", "html", "md+html"),
+        default="md",
+        help="each report as markdown, a self-contained HTML page, or both (default: md; "
+        "its JSON is always written)",
     )
     p.add_argument(
         "--concurrency",
@@ -139,6 +146,10 @@ def _jobs(topics: list[Topic], flags: dict[str, Any]) -> tuple[list[Job], list[B
     return jobs, bad
 
 
+def _outputs(args: argparse.Namespace) -> Outputs:
+    return Outputs(args.output_dir, args.format)
+
+
 def _say(text: str) -> None:
     print(f"deskresearch: {text}", file=sys.stderr, flush=True)  # noqa: T201 - the CLI's voice
 
@@ -151,19 +162,19 @@ def _run(args: argparse.Namespace, jobs: list[Job], summary: BatchSummary, board
         opts = RayOptions(address=args.ray, location=location, concurrency=args.concurrency,
                           cpus=args.ray_cpus, retries=args.ray_retries,
                           forward_keys=args.forward_keys, max_concurrency=args.max_concurrency)  # fmt: skip
-        run_ray(jobs, opts, out_dir=args.output_dir, board=board, summary=summary)
+        run_ray(jobs, opts, outputs=_outputs(args), board=board, summary=summary)
     elif args.server:
         from deskresearch.batch.server import run_server
 
         asyncio.run(run_server(jobs, url=args.server, assistant=args.assistant,
                                concurrency=args.concurrency or LOCAL_CONCURRENCY,
-                               out_dir=args.output_dir, board=board, summary=summary))  # fmt: skip
+                               outputs=_outputs(args), board=board, summary=summary))  # fmt: skip
     else:
         from deskresearch.batch.local import run_local
 
         asyncio.run(run_local(jobs, location=location,
                               concurrency=args.concurrency or LOCAL_CONCURRENCY,
-                              max_concurrency=args.max_concurrency, out_dir=args.output_dir,
+                              max_concurrency=args.max_concurrency, outputs=_outputs(args),
                               board=board, summary=summary))  # fmt: skip
 
 

@@ -10,12 +10,10 @@ from __future__ import annotations
 import asyncio
 import time
 from functools import partial
-from pathlib import Path
 
 from deskresearch.batch.board import Board
-from deskresearch.batch.runner import Job, one_line, run_job
+from deskresearch.batch.runner import Job, Outputs, one_line, run_job
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
-from deskresearch.cli import write_outputs
 from deskresearch.graph import build_graph
 from deskresearch.services.checkpoints import open_checkpointer
 
@@ -26,7 +24,7 @@ async def run_local(
     location: str,
     concurrency: int,
     max_concurrency: int,
-    out_dir: Path,
+    outputs: Outputs,
     board: Board,
     summary: BatchSummary,
 ) -> None:
@@ -37,14 +35,14 @@ async def run_local(
 
         async def one(job: Job) -> None:
             async with gate:
-                row = await run_topic(graph, job, out_dir, board)
+                row = await run_topic(graph, job, outputs, board)
             summary.update(row)
             board.finished(row)
 
         await asyncio.gather(*(one(job) for job in jobs))
 
 
-async def run_topic(graph: object, job: Job, out_dir: Path, board: Board) -> Row:
+async def run_topic(graph: object, job: Job, outputs: Outputs, board: Board) -> Row:
     """Run one topic and write its report; a failure becomes a failed row, never an exception."""
     topic = job.topic
     start = time.perf_counter()
@@ -55,7 +53,7 @@ async def run_topic(graph: object, job: Job, out_dir: Path, board: Board) -> Row
             partial(board.event, topic),
             lambda resumed: board.started(topic, resumed=resumed),
         )
-        files = write_outputs(done.values, job.settings(), topic.topic, out_dir, name=topic.name)
+        files = outputs.write(job, done.values)
     except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
         return failed_row(topic, one_line(exc), wall_s=time.perf_counter() - start)
     wall = time.perf_counter() - start if done.run != "earlier" else 0.0

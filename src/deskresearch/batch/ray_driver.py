@@ -14,15 +14,13 @@ import os
 import time
 from collections import deque
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from deskresearch.batch.board import Board
 from deskresearch.batch.coordinator import Coordinator
 from deskresearch.batch.ray_task import run_topic
-from deskresearch.batch.runner import Job, finished_values
+from deskresearch.batch.runner import Job, Outputs, finished_values
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
-from deskresearch.cli import write_outputs
 from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
 from deskresearch.services.checkpoints import open_checkpointer
@@ -72,7 +70,7 @@ def check_location(location: str) -> None:
 
 
 async def _skip_finished(
-    jobs: list[Job], location: str, out_dir: Path, board: Board, summary: BatchSummary
+    jobs: list[Job], location: str, outputs: Outputs, board: Board, summary: BatchSummary
 ) -> list[Job]:
     """Record the topics whose threads have finished; return the others (also creates tables)."""
     left = []
@@ -84,7 +82,7 @@ async def _skip_finished(
                 left.append(job)
                 continue
             t = job.topic
-            files = write_outputs(values, job.settings(), t.topic, out_dir, name=t.name)
+            files = outputs.write(job, values)
             _done(row_for(t, values, run="earlier", wall_s=0.0, files=files), board, summary)
     return left
 
@@ -95,7 +93,7 @@ def _done(row: Row, board: Board, summary: BatchSummary) -> None:
 
 
 def run_ray(
-    jobs: list[Job], opts: RayOptions, *, out_dir: Path, board: Board, summary: BatchSummary
+    jobs: list[Job], opts: RayOptions, *, outputs: Outputs, board: Board, summary: BatchSummary
 ) -> None:
     """Run the batch on the Ray cluster at ``opts.address``.
 
@@ -108,7 +106,7 @@ def run_ray(
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
     except ImportError:
         raise ConfigError("--ray needs Ray: pip install 'deskresearch[ray]'") from None
-    left = asyncio.run(_skip_finished(jobs, opts.location, out_dir, board, summary))
+    left = asyncio.run(_skip_finished(jobs, opts.location, outputs, board, summary))
     if not left:
         return
     try:
@@ -131,7 +129,7 @@ def run_ray(
             num_cpus=opts.cpus, max_retries=opts.retries, retry_exceptions=False,
             scheduling_strategy="SPREAD",
         )  # fmt: skip
-        _drive(ray, task, coordinator, left, opts, out_dir, board, summary)
+        _drive(ray, task, coordinator, left, opts, outputs, board, summary)
     finally:
         ray.shutdown()
 
@@ -142,7 +140,7 @@ def _drive(
     coordinator: Any,
     jobs: list[Job],
     opts: RayOptions,
-    out_dir: Path,
+    outputs: Outputs,
     board: Board,
     summary: BatchSummary,
 ) -> None:
@@ -166,10 +164,10 @@ def _drive(
         for ref in ready:
             job = in_flight.pop(ref)
             wall = time.time() - first_start.get(job.topic.thread_id, time.time())
-            _done(_result(ray, ref, job, wall, opts, out_dir), board, summary)
+            _done(_result(ray, ref, job, wall, opts, outputs), board, summary)
 
 
-def _result(ray: Any, ref: Any, job: Job, wall: float, opts: RayOptions, out_dir: Path) -> Row:
+def _result(ray: Any, ref: Any, job: Job, wall: float, opts: RayOptions, outputs: Outputs) -> Row:
     t = job.topic
     try:
         out = ray.get(ref)
@@ -180,7 +178,7 @@ def _result(ray: Any, ref: Any, job: Job, wall: float, opts: RayOptions, out_dir
     if "error" in out:
         row = failed_row(t, out["error"], wall_s=wall)
     else:
-        files = write_outputs(out["values"], job.settings(), t.topic, out_dir, name=t.name)
+        files = outputs.write(job, out["values"])
         row = row_for(t, out["values"], run=out["run"], wall_s=wall, files=files)
     row.node, row.rss_mb = out["node"], round(out["rss_mb"], 1)
     return row

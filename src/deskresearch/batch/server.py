@@ -13,15 +13,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 
 from deskresearch.batch.board import Board
-from deskresearch.batch.runner import Job, one_line
+from deskresearch.batch.runner import Job, Outputs, one_line
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
-from deskresearch.cli import write_outputs
 from deskresearch.errors import ConfigError
 
 ACTIVE = ("pending", "running")
@@ -33,7 +31,7 @@ async def run_server(
     url: str,
     assistant: str,
     concurrency: int,
-    out_dir: Path,
+    outputs: Outputs,
     board: Board,
     summary: BatchSummary,
 ) -> None:
@@ -58,7 +56,7 @@ async def run_server(
 
         async def one(job: Job) -> None:
             async with gate:
-                row = await _topic(client, job, assistant, out_dir, board)
+                row = await _topic(client, job, assistant, outputs, board)
             row.node = url
             summary.update(row)
             board.finished(row)
@@ -66,12 +64,12 @@ async def run_server(
         await asyncio.gather(*(one(job) for job in jobs))
 
 
-async def _topic(client: Any, job: Job, assistant: str, out_dir: Path, board: Board) -> Row:
+async def _topic(client: Any, job: Job, assistant: str, outputs: Outputs, board: Board) -> Row:
     t = job.topic
     start = time.perf_counter()
     try:
         values, run = await _run(client, job, assistant, board)
-        files = write_outputs(values, job.settings(), t.topic, out_dir, name=t.name)
+        files = outputs.write(job, values)
     except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
         return failed_row(t, one_line(exc), wall_s=time.perf_counter() - start)
     wall = time.perf_counter() - start if run != "earlier" else 0.0

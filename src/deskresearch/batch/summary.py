@@ -12,6 +12,7 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,13 +46,12 @@ class Row:
     thread_id: str = ""
     node: str = ""  # where it ran: a Ray node id, the server's URL; "" locally
     rss_mb: float | None = None  # peak memory of the Ray worker process that ran it
-    md: str = ""
-    json: str = ""
+    files: list[str] = field(default_factory=list)  # the report (md, html) and its JSON
     error: str = ""
 
 
 def row_for(
-    topic: Topic, values: dict[str, Any], *, run: str, wall_s: float, files: tuple[Path, Path]
+    topic: Topic, values: dict[str, Any], *, run: str, wall_s: float, files: Sequence[Path]
 ) -> Row:
     """The row of a topic that ended with a result."""
     report = str(values.get("report") or "")
@@ -78,8 +78,7 @@ def row_for(
         cost_usd=float(cost) if isinstance(cost, int | float) else None,
         wall_s=round(wall_s, 2),
         thread_id=topic.thread_id,
-        md=str(files[0]),
-        json=str(files[1]),
+        files=[str(f) for f in files],
     )
 
 
@@ -138,6 +137,7 @@ class BatchSummary:
         for r in rows:
             values = asdict(r)
             values["citations"] = " ".join(f"{k}={v}" for k, v in r.citations.items())
+            values["files"] = " ".join(r.files)
             writer.writerow(["" if values[n] is None else values[n] for n in names])
         _replace(self.out_dir / CSV_NAME, buf.getvalue())
 

@@ -45,6 +45,7 @@ def test_the_summary_files_are_rewritten_as_topics_end(tmp_path: Path) -> None:
     rows = list(csv.DictReader(io.StringIO((out / "batch.csv").read_text(encoding="utf-8"))))
     assert [r["status"] for r in rows] == ["ok", "bad_line", "failed"]
     assert rows[0]["citations"] == "supported=2 removed=1" and rows[0]["cost_usd"] == ""
+    assert rows[0]["files"] == f"{out / 'a.md'} {out / 'a.json'}"
     assert rows[2]["error"] == "ModelCallError: 500" and rows[2]["thread_id"] == "t-3"
     assert not list(out.glob(".*tmp"))  # written by replacing, no leftovers
 
