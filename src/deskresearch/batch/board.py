@@ -86,11 +86,14 @@ class Board:
     def event(self, topic: Topic, event: dict[str, Any]) -> None:
         """A progress event of a topic's run (the graph's custom stream)."""
         s = self._states[topic.thread_id]
-        s.stage = str(event.get("stage", s.stage))
-        if event.get("stage") in ("dedup_urls", "review_plan") and "pages" in event:
+        stage, what = event.get("stage"), event.get("event")
+        s.stage = str(stage or s.stage)
+        if stage == "claim_pages" and "pages" in event:  # a query's pages, read at once
+            s.planned += int(event["pages"])
+        elif stage in ("dedup_urls", "review_plan") and "pages" in event:  # the whole plan
             s.planned = int(event["pages"])
-        elif event.get("stage") == "reduce_page":
-            s.pages += 1
+        elif stage == "reduce_page" or (stage == "read_page" and what == "rejected"):
+            s.pages += 1  # a page is done: summarised, found empty, or rejected
 
     def finished(self, row: Row) -> None:
         """A topic ended: ``row`` says how."""

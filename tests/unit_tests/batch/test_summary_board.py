@@ -75,14 +75,17 @@ def test_plain_mode_prints_a_line_per_start_and_end() -> None:
 def test_the_live_table_shows_stage_pages_and_status_without_reading_markup() -> None:
     board = Board([A, B], "quiet")
     board.started(A)
-    board.event(A, {"stage": "dedup_urls", "event": "finished", "pages": 4})
+    board.event(A, {"stage": "claim_pages", "event": "finished", "pages": 2})
+    board.event(A, {"stage": "claim_pages", "event": "finished", "pages": 1})
     board.event(A, {"stage": "reduce_page", "event": "finished", "url": "u"})
+    board.event(A, {"stage": "read_page", "event": "rejected", "url": "v"})
+    board.event(A, {"stage": "read_page", "event": "fallback", "url": "w"})
     board.event(A, {"stage": "summarise_chunk", "event": "finished"})
     console = Console(record=True, width=120, file=io.StringIO())
     console.print(board.table())
     text = console.export_text()
     assert "EV [bold]batteries[/bold]" in text  # a topic is text, not rich markup
-    assert "summarise_chunk" in text and "1/4" in text and "running" in text
+    assert "summarise_chunk" in text and "2/3" in text and "running" in text
     assert "waiting" in text  # B has not started
 
 
