@@ -1,6 +1,6 @@
 """Benchmark: topics per minute for `deskresearch batch`, in one process and on Ray; peak memory.
 
-``python -m bench.batch`` runs the same topics file (default: 8 topics, default settings) with
+``python -m bench.batch`` runs the same topics file (default: 12 topics, default settings) with
 local concurrency 1, 4 and 8, then on a Ray cluster of 1 and of 2 nodes (2 CPUs each, 4 topics
 per node), against the loopback web with the latency model of ``python -m bench``. The Ray part
 runs inside a network namespace of its own (``unshare -n``, root) with its own PostgreSQL.
@@ -146,12 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.batch", description=__doc__.split("\n\n")[0])
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--ray-part", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--topics", type=int, default=8, help=f"topics per batch (1-{len(TOPICS)})")
+    p.add_argument("--topics", type=int, default=12, help=f"topics per batch (1-{len(TOPICS)})")
     p.add_argument("--concurrency", default="1,4,8", help="local concurrency levels")
     p.add_argument("--no-ray", action="store_true", help="local runs only")
-    p.add_argument(
-        "--wide", type=int, default=32, help="also concurrency 8 at this call limit (0: no)"
-    )
+    p.add_argument("--tight", type=int, default=2, help="also concurrency 8 at this call limit")
+    p.add_argument("--wide", type=int, default=32, help="and at this one (0: neither)")
     p.add_argument("--call-s", type=float, default=0.3, help="fixed seconds per model call")
     args = p.parse_args(argv)
     if args.child:
