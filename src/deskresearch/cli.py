@@ -25,6 +25,10 @@ EXIT_OK, EXIT_ERROR, EXIT_INSUFFICIENT, EXIT_INTERRUPTED = 0, 1, 2, 130
 # name → (module with ``main(argv) -> int``, summary for --help). Imported only when used.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "runs": ("deskresearch.cli_runs", "list earlier runs: topic, date, status, thread id, files"),
+    "batch": (
+        "deskresearch.batch.cli",
+        "research many topics from a file: here, on Ray, on a server",
+    ),
 }
 
 EXAMPLES = """\
@@ -142,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _run_options(parser)
+    add_setting_options(parser)
+    return parser
+
+
+def add_setting_options(parser: argparse.ArgumentParser) -> None:
+    """Add one group per group of settings, one option each (``deskresearch batch`` too)."""
     groups: dict[str, argparse._ArgumentGroup] = {}
     for opt in OPTIONS:
         if opt.group not in groups:
@@ -162,7 +172,6 @@ def build_parser() -> argparse.ArgumentParser:
         groups[opt.group].add_argument(
             opt.flag, dest=opt.name, metavar=metavar, default=None, help=f"{opt.help} {where}"
         )
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

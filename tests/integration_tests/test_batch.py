@@ -130,6 +130,7 @@ def test_a_failing_topic_loses_no_one_else_and_reruns_redo_only_what_is_unfinish
         assert "500" in rows[2]["error"] and f"line 2: failed: {doomed}" in first.stderr
         assert Path(rows[1]["files"][0]).is_file() and Path(rows[3]["files"][0]).is_file()
         assert "run the same command again" in first.stderr
+        kept = {i: rows[i]["files"] for i in (1, 3)}
 
         web.model = FakeModel()  # the provider recovers
         seen = len(web.log)
@@ -140,12 +141,15 @@ def test_a_failing_topic_loses_no_one_else_and_reruns_redo_only_what_is_unfinish
         asked = calls_per_topic(web.log[seen:])  # "": the judge's, whose prompt names no topic
         assert asked[doomed] and not set(asked) - {doomed, ""}  # the others asked nothing
         assert rows[1]["wall_s"] > 0  # the earlier run's time is kept
+        assert {i: rows[i]["files"] for i in (1, 3)} == kept  # the finished topics' own files
+        assert len(list(out.glob("*.md"))) == 3  # one report a topic, no <slug>-2.md copies
 
         seen = len(web.log)
         third = batch(env, str(file), "-o", str(out))
         assert third.returncode == 0, third.stderr
         assert web.log[seen:] == []  # no model call, search or fetch at all
         assert {r["run"] for r in summary(out)["topics"]} == {"earlier"}
+        assert len(list(out.glob("*.md"))) == 3 and len(list(out.glob("*.json"))) == 4
 
 
 SETTLED_S = 1.0

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from deskresearch.batch.board import Board, pick_mode
-from deskresearch.batch.runner import Job, Outputs, build_job
-from deskresearch.batch.summary import CSV_NAME, JSON_NAME, BatchSummary
+from deskresearch.batch.outputs import Outputs
+from deskresearch.batch.runner import Job, build_job
+from deskresearch.batch.summary import CSV_NAME, JSON_NAME, BatchSummary, previous
 from deskresearch.batch.topics import BadLine, Topic, default_batch_id, read_batch
 from deskresearch.cli import EXIT_ERROR, EXIT_INSUFFICIENT, EXIT_OK, add_setting_options
+from deskresearch.cli_settings import context_from, gather
 from deskresearch.context import field_names
 from deskresearch.errors import ConfigError
 from deskresearch.graph import MAX_CONCURRENCY
@@ -87,7 +90,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="live table (auto: on a terminal) or one line per topic start and end",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="only the final summary line")
-    p.add_argument("--no-cache", action="store_true", help="the same as --cache false")
     p.add_argument(
         "--max-concurrency",
         type=int,
@@ -147,14 +149,19 @@ def _jobs(topics: list[Topic], flags: dict[str, Any]) -> tuple[list[Job], list[B
 
 
 def _outputs(args: argparse.Namespace) -> Outputs:
-    return Outputs(args.output_dir, args.format)
+    rows = previous(args.output_dir)  # read before this run's summary replaces the file
+    return Outputs(
+        args.output_dir, args.format, {t: list(r.get("files") or []) for t, r in rows.items()}
+    )
 
 
 def _say(text: str) -> None:
     print(f"deskresearch: {text}", file=sys.stderr, flush=True)  # noqa: T201 - the CLI's voice
 
 
-def _run(args: argparse.Namespace, jobs: list[Job], summary: BatchSummary, board: Board) -> None:
+def _run(
+    args: argparse.Namespace, jobs: list[Job], outputs: Outputs, summary: BatchSummary, board: Board
+) -> None:
     location = args.checkpoints or default_location()
     if args.ray:
         from deskresearch.batch.ray_driver import RayOptions, run_ray
@@ -162,19 +169,19 @@ def _run(args: argparse.Namespace, jobs: list[Job], summary: BatchSummary, board
         opts = RayOptions(address=args.ray, location=location, concurrency=args.concurrency,
                           cpus=args.ray_cpus, retries=args.ray_retries,
                           forward_keys=args.forward_keys, max_concurrency=args.max_concurrency)  # fmt: skip
-        run_ray(jobs, opts, outputs=_outputs(args), board=board, summary=summary)
+        run_ray(jobs, opts, outputs=outputs, board=board, summary=summary)
     elif args.server:
         from deskresearch.batch.server import run_server
 
         asyncio.run(run_server(jobs, url=args.server, assistant=args.assistant,
                                concurrency=args.concurrency or LOCAL_CONCURRENCY,
-                               outputs=_outputs(args), board=board, summary=summary))  # fmt: skip
+                               outputs=outputs, board=board, summary=summary))  # fmt: skip
     else:
         from deskresearch.batch.local import run_local
 
         asyncio.run(run_local(jobs, location=location,
                               concurrency=args.concurrency or LOCAL_CONCURRENCY,
-                              max_concurrency=args.max_concurrency, outputs=_outputs(args),
+                              max_concurrency=args.max_concurrency, outputs=outputs,
                               board=board, summary=summary))  # fmt: skip
 
 
@@ -185,8 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say("error: --concurrency must be at least 1")
         return EXIT_ERROR
     flags = {name: getattr(args, name) for name in field_names()}
-    if args.no_cache:
-        flags["cache"] = False
+    try:  # a bad flag or variable is named once, before any line is read
+        context_from(gather(argparse.Namespace(**vars(args), config=None, review=None), os.environ))
+    except ConfigError as exc:
+        _say(f"error: {exc}")
+        return EXIT_ERROR
     try:
         batch_id = args.batch_id or default_batch_id(args.file)
         topics, bad = read_batch(args.file, batch_id)
@@ -198,6 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = f"Ray cluster {args.ray}" if args.ray else args.server or "this process"
     meta = {"batch_id": batch_id, "file": str(args.file), "where": where,
             "checkpoints": describe(args.checkpoints or default_location())}  # fmt: skip
+    outputs = _outputs(args)
     summary = BatchSummary(args.output_dir, meta, [j.topic for j in jobs], bad)
     _say(f"batch {batch_id}: {len(jobs)} topics in {where}; reports in {args.output_dir}/ "
          "(run the same command again to resume)")  # fmt: skip
@@ -206,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode = pick_mode(args.progress, args.quiet, sys.stderr)
     try:
         with Board([j.topic for j in jobs], mode) as board:
-            _run(args, jobs, summary, board)
+            _run(args, jobs, outputs, summary, board)
     except KeyboardInterrupt:
         summary.write(finished=True)
         _say("interrupted: finished topics are saved; run the same command again to resume")

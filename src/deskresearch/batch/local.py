@@ -12,7 +12,8 @@ import time
 from functools import partial
 
 from deskresearch.batch.board import Board
-from deskresearch.batch.runner import Job, Outputs, one_line, run_job
+from deskresearch.batch.outputs import Outputs
+from deskresearch.batch.runner import Job, one_line, run_job
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
 from deskresearch.graph import build_graph
 from deskresearch.services.checkpoints import open_checkpointer
@@ -53,8 +54,8 @@ async def run_topic(graph: object, job: Job, outputs: Outputs, board: Board) -> 
             partial(board.event, topic),
             lambda resumed: board.started(topic, resumed=resumed),
         )
-        files = outputs.write(job, done.values)
+        wall = time.perf_counter() - start if done.run != "earlier" else 0.0
+        files = outputs.save(job, done.values, run=done.run, wall_s=wall)
     except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
         return failed_row(topic, one_line(exc), wall_s=time.perf_counter() - start)
-    wall = time.perf_counter() - start if done.run != "earlier" else 0.0
     return row_for(topic, done.values, run=done.run, wall_s=wall, files=files)

@@ -18,8 +18,9 @@ from typing import Any
 
 from deskresearch.batch.board import Board
 from deskresearch.batch.coordinator import Coordinator
+from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.ray_task import run_topic
-from deskresearch.batch.runner import Job, Outputs, finished_values
+from deskresearch.batch.runner import Job, finished_values
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
 from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
@@ -82,7 +83,7 @@ async def _skip_finished(
                 left.append(job)
                 continue
             t = job.topic
-            files = outputs.write(job, values)
+            files = outputs.save(job, values, run="earlier", wall_s=0.0)
             _done(row_for(t, values, run="earlier", wall_s=0.0, files=files), board, summary)
     return left
 
@@ -178,7 +179,7 @@ def _result(ray: Any, ref: Any, job: Job, wall: float, opts: RayOptions, outputs
     if "error" in out:
         row = failed_row(t, out["error"], wall_s=wall)
     else:
-        files = outputs.write(job, out["values"])
+        files = outputs.save(job, out["values"], run=out["run"], wall_s=wall)
         row = row_for(t, out["values"], run=out["run"], wall_s=wall, files=files)
     row.node, row.rss_mb = out["node"], round(out["rss_mb"], 1)
     return row

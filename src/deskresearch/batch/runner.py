@@ -11,13 +11,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 
 from deskresearch.batch.topics import Topic
-from deskresearch.cli import write_outputs
 from deskresearch.context import Context, validated
 from deskresearch.errors import ConfigError
 from deskresearch.tracing import run_config
@@ -38,19 +36,6 @@ class Job:
     def settings(self) -> Context:
         """The run's Context."""
         return validated(self.context, source=f"line {self.topic.line}")
-
-
-@dataclass(frozen=True)
-class Outputs:
-    """Where and how each topic's files are written (as the single-run command writes them)."""
-
-    dir: Path
-    fmt: str = "md"  # md, html or md+html; the JSON is always written
-
-    def write(self, job: Job, values: dict[str, Any]) -> list[Path]:
-        """Write the topic's report and JSON; return their paths."""
-        t = job.topic
-        return write_outputs(values, job.settings(), t.topic, self.dir, self.fmt, name=t.name)
 
 
 @dataclass(frozen=True)

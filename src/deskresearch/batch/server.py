@@ -18,7 +18,8 @@ from typing import Any
 import httpx
 
 from deskresearch.batch.board import Board
-from deskresearch.batch.runner import Job, Outputs, one_line
+from deskresearch.batch.outputs import Outputs
+from deskresearch.batch.runner import Job, one_line
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
 from deskresearch.errors import ConfigError
 
@@ -69,10 +70,10 @@ async def _topic(client: Any, job: Job, assistant: str, outputs: Outputs, board:
     start = time.perf_counter()
     try:
         values, run = await _run(client, job, assistant, board)
-        files = outputs.write(job, values)
+        wall = time.perf_counter() - start if run != "earlier" else 0.0
+        files = outputs.save(job, values, run=run, wall_s=wall)
     except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
         return failed_row(t, one_line(exc), wall_s=time.perf_counter() - start)
-    wall = time.perf_counter() - start if run != "earlier" else 0.0
     return row_for(t, values, run=run, wall_s=wall, files=files)
 
 

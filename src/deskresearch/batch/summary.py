@@ -100,15 +100,7 @@ class BatchSummary:
                                      for t in topics}  # fmt: skip
         for b in bad:
             self.rows[b.line] = Row(b.line, b.text, "bad_line", error=b.error)
-        self._earlier = self._previous_walls()
-
-    def _previous_walls(self) -> dict[str, float]:
-        """Wall times a previous run of this batch recorded, by thread id."""
-        try:
-            data = json.loads((self.out_dir / JSON_NAME).read_text(encoding="utf-8"))
-            return {r["thread_id"]: float(r["wall_s"]) for r in data["topics"] if r["thread_id"]}
-        except (OSError, ValueError, KeyError, TypeError):
-            return {}
+        self._earlier = {tid: float(r.get("wall_s") or 0) for tid, r in previous(out_dir).items()}
 
     def update(self, row: Row) -> None:
         """Record a topic's outcome and rewrite both files."""
@@ -140,6 +132,17 @@ class BatchSummary:
             values["files"] = " ".join(r.files)
             writer.writerow(["" if values[n] is None else values[n] for n in names])
         _replace(self.out_dir / CSV_NAME, buf.getvalue())
+
+
+def previous(out_dir: Path) -> dict[str, dict[str, Any]]:
+    """The rows a previous run of the batch wrote to ``batch.json`` there, by thread id."""
+    try:
+        data = json.loads((out_dir / JSON_NAME).read_text(encoding="utf-8"))
+        return {
+            r["thread_id"]: r for r in data["topics"] if isinstance(r, dict) and r.get("thread_id")
+        }
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 def _now() -> str:

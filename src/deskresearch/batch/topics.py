@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deskresearch.cli import slug_for
+from deskresearch.cli_output import slug_for
 from deskresearch.context import field_names
 from deskresearch.errors import ConfigError
 from deskresearch.nodes.start_run import clean_topic

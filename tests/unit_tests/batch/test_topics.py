@@ -79,3 +79,20 @@ def test_a_line_wins_over_the_flags_and_a_bad_value_names_the_line(tmp_path: Pat
     assert job.explicit == {"language": "de", "url_per_query": 3, "review_plan": False}
     with pytest.raises(ConfigError, match=r"line 2.*max_keywords=99"):
         build_job(worse, {})
+
+
+def test_a_bad_flag_or_variable_is_named_once_before_any_line_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deskresearch.batch.cli import main
+
+    file = tmp_path / "t.txt"
+    file.write_text("first topic\nsecond topic\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main([str(file), "-o", str(out), "--max-keywords", "abc"]) == 1
+    err = capsys.readouterr().err
+    assert "from the flag --max-keywords" in err and "line 1" not in err
+    monkeypatch.setenv("DESKRESEARCH_URL_PER_QUERY", "many")
+    assert main([str(file), "-o", str(out)]) == 1
+    assert "DESKRESEARCH_URL_PER_QUERY in the environment" in capsys.readouterr().err
+    assert not out.exists()  # nothing written before the settings are right
