@@ -21,6 +21,8 @@ from deskresearch import __version__
 from deskresearch.cli_options import OPTIONS
 
 EXIT_OK, EXIT_ERROR, EXIT_INSUFFICIENT, EXIT_INTERRUPTED = 0, 1, 2, 130
+FORMATS = ("md", "html", "md+html")  # the report's formats (the JSON is always written)
+PROGRESS = ("auto", "live", "plain")
 
 # name → (module with ``main(argv) -> int``, summary for --help). Imported only when used.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -110,7 +112,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     )
     out.add_argument(
         "--format",
-        choices=("md", "html", "md+html"),
+        choices=FORMATS,
         default="md",
         help="the report as markdown, as one self-contained HTML page with its evidence, "
         "or both (default: md; the JSON is always written)",
@@ -123,7 +125,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     )
     out.add_argument(
         "--progress",
-        choices=("auto", "live", "plain"),
+        choices=PROGRESS,
         default="auto",
         help="live: a panel redrawn in place; plain: one line per event; auto (default): "
         "live on a terminal, plain otherwise",

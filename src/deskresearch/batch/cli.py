@@ -19,7 +19,14 @@ from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.runner import Job, build_job
 from deskresearch.batch.summary import CSV_NAME, JSON_NAME, BatchSummary, previous
 from deskresearch.batch.topics import BadLine, Topic, default_batch_id, read_batch
-from deskresearch.cli import EXIT_ERROR, EXIT_INSUFFICIENT, EXIT_OK, add_setting_options
+from deskresearch.cli import (
+    EXIT_ERROR,
+    EXIT_INSUFFICIENT,
+    EXIT_OK,
+    FORMATS,
+    PROGRESS,
+    add_setting_options,
+)
 from deskresearch.cli_settings import context_from, gather
 from deskresearch.context import field_names
 from deskresearch.errors import ConfigError
@@ -61,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--format",
-        choices=("md", "html", "md+html"),
+        choices=FORMATS,
         default="md",
         help="each report as markdown, a self-contained HTML page, or both (default: md; "
         "its JSON is always written)",
@@ -85,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--progress",
-        choices=["auto", "live", "plain"],
+        choices=PROGRESS,
         default="auto",
         help="live table (auto: on a terminal) or one line per topic start and end",
     )
