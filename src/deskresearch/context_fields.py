@@ -238,6 +238,14 @@ class PageFields:
             description="Upper bound on tokens per summarised chunk; the summary model's window may lower it.",
         ),
     ] = 6000
+    max_page_chunks: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=100,
+            description="Chunks of one page summarised at most (one model call each). A longer page keeps the chunks that share most words with the queries, chosen before any model call; the cut is recorded in provenance.",
+        ),
+    ] = 4
     skip_unrelated_chunks: Annotated[
         bool,
         Field(

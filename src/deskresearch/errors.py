@@ -8,6 +8,7 @@ DeskResearchError
 │   │   └── BudgetExhausted     the run's token budget is spent: no more gathering calls
 │   ├── SearchError    .backend, .query, .reason
 │   └── FetchError     .url, .reason ("timeout", "too_many_redirects", "not_html", "http_404", ...)
+│       └── RefusedURL the network policy refuses the URL (scheme, address, malformed): never a source
 └── ModelOutputError   the model answered, but not in the shape we asked for
 
 ``ConfigError`` subclasses ``ValueError`` so callers that validate input can catch it as such.
@@ -98,6 +99,17 @@ class FetchError(ServiceError):
         super().__init__(f"fetching {url} failed: {reason}", transient=transient)
         self.url = url
         self.reason = reason
+
+
+class RefusedURL(FetchError):
+    """The network policy refuses this URL: not http(s), malformed, or a non-public address.
+
+    Unlike other fetch failures it never falls back to the search snippet: a refused URL must
+    not become a source, or the report would link readers to it.
+    """
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(url, reason, transient=False)
 
 
 class ModelOutputError(DeskResearchError):

@@ -54,3 +54,17 @@ def chunks_to_skip(chunks: Sequence[str], questions: Sequence[str]) -> list[int]
     if max(scores) < MIN_PAGE_SCORE:
         return []
     return [i for i, score in enumerate(scores) if score == 0]
+
+
+def most_relevant(chunks: Sequence[str], questions: Sequence[str], limit: int) -> list[int]:
+    """Return the indices of the ``limit`` chunks sharing most stems with ``questions``.
+
+    In document order; ties go to the earlier chunk (an article states its point early). Costs
+    one pass over the text, no model call: this is how a long page is cut before summarising.
+    """
+    if len(chunks) <= limit:
+        return list(range(len(chunks)))
+    wanted = set().union(*(stems(q) for q in questions)) if questions else set()
+    scores = [len(stems(c) & wanted) for c in chunks]
+    best = sorted(range(len(chunks)), key=lambda i: (-scores[i], i))[:limit]
+    return sorted(best)

@@ -1,7 +1,14 @@
-"""read_page: fetch and extract one page into chunks; reject blocked or empty pages with a reason."""
+"""read_page: fetch and extract one page into chunks; reject blocked or empty pages with a reason.
+
+A page costs a bounded number of model calls whatever its size: at most ``max_page_chunks`` of
+its chunks are summarised, the ones that share most words with the queries (no model call to
+choose them), and the cut is recorded. A URL the network policy refuses is dropped with its
+reason; it never falls back to its search snippet, so it can never become a source.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import date
 from typing import Any, NamedTuple
@@ -11,14 +18,15 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from deskresearch.context import Context, resolve
-from deskresearch.errors import FetchError, ServiceError
+from deskresearch.errors import FetchError, RefusedURL, ServiceError
+from deskresearch.injection import clean_line, injection_marker, remove_injections
 from deskresearch.progress import emit, note
 from deskresearch.records import Extracted, Provenance
-from deskresearch.relevance import chunks_to_skip
+from deskresearch.relevance import chunks_to_skip, most_relevant
 from deskresearch.services.base import ContentExtractor, PageFetcher, TokenCounter
 from deskresearch.services.tokens import context_window
 from deskresearch.state import PageDigest, PageTask
-from deskresearch.text import injection_marker, remove_injections, text_hash, visible_text
+from deskresearch.text import text_hash, visible_text
 
 PROMPT_RESERVE = 1500  # tokens of the summarise prompt around a chunk
 OUTPUT_RESERVE = 1024  # tokens kept free for the chunk's summary
@@ -148,6 +156,9 @@ async def read_page(
     url = state["url"]
     try:
         read = await _extract(state, ctx, fetcher, extractor)
+    except RefusedURL as exc:  # never a source: no snippet fallback
+        emit(runtime, "read_page", "rejected", url=url, reason=exc.reason)
+        return {"chunks": [], "provenance": [note("read_page", url, "blocked", exc.reason)]}
     except FetchError as exc:
         if exc.transient:
             raise  # the node's RetryPolicy retries; read_failed falls back after the last try
@@ -172,11 +183,16 @@ async def read_page(
             "provenance": [*read.cache_note, note("read_page", url, "blocked", reason)],
         }
     # Sentences that address the model are never facts: they do not reach any prompt. The rest
-    # is read as data (the prompts say so), and the reader is told.
-    text, removed = remove_injections(extracted.text)
+    # is read as data (the prompts say so), and the reader is told. Off the event loop: a page
+    # may be megabytes.
+    text, removed = await asyncio.to_thread(remove_injections, extracted.text)
     chunks = await tokens.split(text, max_tokens=chunk_tokens(ctx))
     provenance: list[Provenance] = list(read.cache_note)
-    marker = injection_marker(extracted.text)
+    title, title_flagged = clean_line(extracted.title)
+    marker = injection_marker(extracted.text) if removed else None
+    if title_flagged:
+        marker = marker or injection_marker(extracted.title)
+        removed += 1
     if marker:
         reason = (
             f"page text addresses the model ({marker!r}); {removed} such sentence(s) removed, "
@@ -192,10 +208,12 @@ async def read_page(
                  f"chunks {numbers} of {len(chunks)} share no word with the queries; not summarised")
         )  # fmt: skip
         chunks = [c for i, c in enumerate(chunks) if i not in skip]
+    chunks, cut = await asyncio.to_thread(_bounded, chunks, questions, ctx.max_page_chunks)
+    provenance += [note("read_page", url, "skipped", cut)] if cut else []
     page = _digest(
         state,
         text=extracted.text,
-        title=extracted.title,
+        title=title,
         site=extracted.site,
         published=extracted.published,
         origin=read.origin,
@@ -214,6 +232,19 @@ async def read_page(
         cached=bool(read.cache_note),
     )
     return {"chunks": chunks, "page": page, "provenance": provenance}
+
+
+def _bounded(chunks: list[str], questions: list[str], limit: int) -> tuple[list[str], str]:
+    """Keep at most ``limit`` chunks, the most relevant; say which, when some were cut."""
+    keep = most_relevant(chunks, questions, limit)
+    if len(keep) == len(chunks):
+        return chunks, ""
+    numbers = ", ".join(str(i + 1) for i in keep)
+    why = (
+        f"long page: {len(chunks)} chunks; summarised the {len(keep)} sharing most words with "
+        f"the queries ({numbers}), the rest cut before any model call (max_page_chunks={limit})"
+    )
+    return [chunks[i] for i in keep], why
 
 
 def read_failed(state: PageTask, error: NodeError) -> Command[Any]:

@@ -6,6 +6,8 @@ from datetime import date
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from deskresearch.prompts.common import data
+
 SYSTEM = """You plan web searches for a research report. Today is {today}."""
 
 USER = """Research topic:
@@ -21,5 +23,5 @@ def render(*, topic: str, max_keywords: int, today: date) -> list[BaseMessage]:
     """Build the messages; each value is inserted exactly once."""
     return [
         SystemMessage(SYSTEM.format(today=today.isoformat())),
-        HumanMessage(USER.format(topic=topic, max_keywords=max_keywords)),
+        HumanMessage(USER.format(topic=data(topic), max_keywords=max_keywords)),
     ]

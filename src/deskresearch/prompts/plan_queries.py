@@ -7,7 +7,7 @@ from datetime import date
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS
+from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, data
 
 SYSTEM = (
     """You decompose a research topic into search queries. Today is {today}.
@@ -34,8 +34,8 @@ def format_results(groups: Sequence[tuple[str, Sequence[str]]]) -> str:
     """Render (keyword, result lines) groups as the results block."""
     parts = []
     for keyword, lines in groups:
-        body = "\n".join(f"- {line}" for line in lines) or "- (no results)"
-        parts.append(f"## {keyword}\n{body}")
+        body = "\n".join(f"- {data(line)}" for line in lines) or "- (no results)"
+        parts.append(f"## {data(keyword)}\n{body}")
     return "\n\n".join(parts)
 
 
@@ -43,5 +43,5 @@ def render(*, topic: str, results: str, max_queries: int, today: date) -> list[B
     """Build the messages; ``results`` comes from format_results."""
     return [
         SystemMessage(SYSTEM.format(today=today.isoformat())),
-        HumanMessage(USER.format(topic=topic, results=results, max_queries=max_queries)),
+        HumanMessage(USER.format(topic=data(topic), results=results, max_queries=max_queries)),
     ]

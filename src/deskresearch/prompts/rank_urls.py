@@ -7,7 +7,7 @@ from datetime import date
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS
+from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, attr, data
 from deskresearch.records import SearchHit
 
 SYSTEM = (
@@ -31,7 +31,7 @@ credibility of the source (official, scientific, established publishers first), 
 def format_hits(hits: Sequence[SearchHit]) -> str:
     """Render hits as an indexed list."""
     return "\n".join(
-        f"[{i}] {h['title'] or '(untitled)'} <{h['url']}>\n    {h['snippet'][:500]}"
+        f"[{i}] {attr(h['title']) or '(untitled)'} <{attr(h['url'])}>\n    {data(h['snippet'][:500])}"
         for i, h in enumerate(hits)
     )
 
@@ -42,7 +42,10 @@ def render(*, topic: str, query: str, hits: Sequence[SearchHit], today: date) ->
         SystemMessage(SYSTEM.format(today=today.isoformat())),
         HumanMessage(
             USER.format(
-                topic=topic, query=query, results=format_hits(hits), today=today.isoformat()
+                topic=data(topic),
+                query=data(query),
+                results=format_hits(hits),
+                today=today.isoformat(),
             )
         ),
     ]

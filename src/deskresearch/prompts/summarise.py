@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS
+from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, attr, data
 from deskresearch.records import Fact
 
 SYSTEM = (
@@ -45,7 +45,7 @@ repeats). Give each kept fact with its claim and its quote exactly as listed; ad
 
 
 def _queries(queries: Sequence[str]) -> str:
-    return "\n".join(f"- {q}" for q in queries)
+    return "\n".join(f"- {data(q)}" for q in queries)
 
 
 def render_chunk(
@@ -56,11 +56,11 @@ def render_chunk(
         SystemMessage(SYSTEM.format(language=language)),
         HumanMessage(
             CHUNK.format(
-                topic=topic,
+                topic=data(topic),
                 queries=_queries(queries),
-                url=url,
-                title=title,
-                chunk=chunk,
+                url=attr(url),
+                title=attr(title),
+                chunk=data(chunk),
                 language=language,
             )
         ),
@@ -70,7 +70,8 @@ def render_chunk(
 def format_facts(facts: Sequence[Fact]) -> str:
     """Render facts as numbered claim/quote pairs."""
     return "\n".join(
-        f'({i + 1}) claim: {f["claim"]}\n    quote: "{f["quote"]}"' for i, f in enumerate(facts)
+        f'({i + 1}) claim: {data(f["claim"])}\n    quote: "{data(f["quote"])}"'
+        for i, f in enumerate(facts)
     )
 
 
@@ -89,10 +90,10 @@ def render_reduce(
         SystemMessage(SYSTEM.format(language=language)),
         HumanMessage(
             REDUCE.format(
-                topic=topic,
+                topic=data(topic),
                 queries=_queries(queries),
-                url=url,
-                title=title,
+                url=attr(url),
+                title=attr(title),
                 notes=format_facts(facts),
                 max_facts=max_facts,
             )

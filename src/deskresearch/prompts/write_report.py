@@ -7,7 +7,7 @@ from datetime import date
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS
+from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, attr, data
 from deskresearch.records import Source
 
 SYSTEM = (
@@ -46,13 +46,13 @@ def format_sources(sources: Sequence[Source]) -> str:
     return "\n\n".join(
         SOURCE_HEADER.format(
             id=s["id"],
-            title=s["title"] or "(untitled)",
-            site=s["site"] or "unknown site",
-            published=s["published"] or "undated",
-            url=s["url"],
+            title=attr(s["title"]) or "(untitled)",
+            site=attr(s["site"]) or "unknown site",
+            published=attr(s["published"]) or "undated",
+            url=attr(s["url"]),
         )
         + "\n"
-        + "\n".join(f"- {f['claim']}" for f in s["facts"])
+        + "\n".join(f"- {data(f['claim'])}" for f in s["facts"])
         for s in sources
     )
 
@@ -71,7 +71,7 @@ def render(
         SystemMessage(SYSTEM.format(language=language, today=today.isoformat())),
         HumanMessage(
             USER.format(
-                topic=topic,
+                topic=data(topic),
                 sources=format_sources(sources),
                 words=words,
                 retry_note=RETRY_NOTE if retry else "",

@@ -1,16 +1,32 @@
-"""PageFetcher over httpx.AsyncClient: one deadline, a byte cap, counted redirects, a type check."""
+"""PageFetcher over httpx.AsyncClient: one deadline, a byte cap, counted redirects, a type check.
+
+Connections are made through the network policy (services.netpolicy): the address checked is
+the address connected to. The fetcher ignores ``HTTP(S)_PROXY`` and ``.netrc`` (a proxy would
+route around the policy): a deployment that needs one sets ``DESKRESEARCH_FETCH_PROXY``, and
+every target is still checked before it is requested. Cookies are never stored, so nothing a
+site sets in one run reaches a request of another.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import zlib
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from urllib.parse import urljoin
 
+import httpcore
 import httpx
 
-from deskresearch.errors import FetchError
+from deskresearch.errors import FetchError, RefusedURL
 from deskresearch.records import FetchedPage, FetchLimits, Validators
-from deskresearch.services.netpolicy import check_target
+from deskresearch.services.netpolicy import (
+    PolicyRefused,
+    PolicyTransport,
+    Resolver,
+    check_target,
+    split_target,
+)
 
 READABLE_TYPES = (
     "text/html",
@@ -20,28 +36,63 @@ READABLE_TYPES = (
     "application/pdf",
 )
 _USER_AGENT = "deskresearch/0.1 (+https://pypi.org/project/deskresearch/)"
+PROXY_ENV = "DESKRESEARCH_FETCH_PROXY"
+
+
+def _no_cookies() -> CookieJar:
+    """A cookie jar that accepts nothing (no domain is allowed to set a cookie)."""
+    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
 
 
 class HttpFetcher:
     """Reads web pages with httpx.
 
     Args:
-        client: the httpx client to use (tests pass one on a MockTransport); one is made lazily
-            otherwise and shared by every branch of every run.
+        client: the httpx client to use (tests pass one on a MockTransport): then only the checks
+            that need no connection apply. By default one client per allow-list is made lazily
+            and shared by every branch of every run with that allow-list.
+        resolver: how host names are resolved (tests pass a stub; default: the system's).
+        network: httpcore's backend that opens sockets (tests pass a recording stub).
+        proxy: an HTTP(S) proxy for every fetch (default: ``DESKRESEARCH_FETCH_PROXY``; the
+            ``HTTP(S)_PROXY`` variables are ignored).
     """
 
-    def __init__(self, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        client: httpx.AsyncClient | None = None,
+        *,
+        resolver: Resolver | None = None,
+        network: httpcore.AsyncNetworkBackend | None = None,
+        proxy: str | None = None,
+    ) -> None:
         self._client = client
+        self._clients: dict[tuple[str, ...], httpx.AsyncClient] = {}
+        self._resolver = resolver
+        self._network = network
+        self._proxy = proxy if proxy is not None else os.environ.get(PROXY_ENV) or None
 
-    @property
-    def client(self) -> httpx.AsyncClient:
-        """Return the shared client, creating it on first use."""
-        if self._client is None:
-            self._client = httpx.AsyncClient(
+    def client_for(self, allow: tuple[str, ...]) -> httpx.AsyncClient:
+        """Return the client for one allow-list, creating it on first use.
+
+        One per allow-list: a pooled connection was checked against the policy that opened it,
+        and must not serve a run whose policy is stricter.
+        """
+        if self._client is not None:
+            return self._client
+        if allow not in self._clients:
+            transport: httpx.AsyncBaseTransport
+            if self._proxy:
+                transport = httpx.AsyncHTTPTransport(proxy=self._proxy, trust_env=False)
+            else:
+                transport = PolicyTransport(allow, resolver=self._resolver, network=self._network)
+            self._clients[allow] = httpx.AsyncClient(
+                transport=transport,
+                trust_env=False,
+                cookies=_no_cookies(),
                 # Only encodings _body() decodes with a bound (no br/zstd).
-                headers={"User-Agent": _USER_AGENT, "Accept-Encoding": "gzip, deflate"}
+                headers={"User-Agent": _USER_AGENT, "Accept-Encoding": "gzip, deflate"},
             )
-        return self._client
+        return self._clients[allow]
 
     async def fetch(
         self, url: str, *, limits: FetchLimits, validators: Validators | None = None
@@ -54,26 +105,34 @@ class HttpFetcher:
         returns ``not_modified=True`` and no body.
 
         Raises:
-            FetchError: with reason timeout, too_many_redirects, http_<code>, not_html, network,
-                or blocked (a non-http(s) scheme, or a host that is not public: netpolicy).
+            FetchError: with reason timeout, too_many_redirects, http_<code>, not_html, network.
+            RefusedURL: blocked by the network policy (a non-http(s) scheme, a malformed URL, or
+                a host that is not public: netpolicy), for the first URL or any redirect.
         """
         try:
             async with asyncio.timeout(limits.timeout_s):
                 return await self._follow(url, limits, _conditional(validators))
         except TimeoutError:
             raise FetchError(url, f"timeout after {limits.timeout_s:g}s", transient=True) from None
+        except PolicyRefused as exc:
+            raise RefusedURL(url, exc.reason) from None
         except httpx.TimeoutException:
             raise FetchError(url, "timeout", transient=True) from None
         except httpx.TransportError as exc:
             raise FetchError(url, f"network: {type(exc).__name__}: {exc}", transient=True) from exc
         except httpx.InvalidURL as exc:
-            raise FetchError(url, f"invalid URL: {exc}") from exc
+            raise RefusedURL(url, f"blocked: malformed URL ({exc})") from exc
 
     async def _follow(self, url: str, limits: FetchLimits, headers: dict[str, str]) -> FetchedPage:
         current = url
+        client = self.client_for(limits.allow_hosts)
         for _ in range(limits.max_redirects + 1):
-            await check_target(current, limits.allow_hosts)  # the first URL and every redirect
-            async with self.client.stream(
+            # The first URL and every redirect: what needs no DNS here, the addresses when the
+            # connection is made (or here, before a proxy resolves the name itself).
+            split_target(current, limits.allow_hosts)
+            if self._proxy or self._client is not None:
+                await check_target(current, limits.allow_hosts)
+            async with client.stream(
                 "GET", current, headers=headers, follow_redirects=False, timeout=limits.timeout_s
             ) as resp:
                 if resp.status_code == 304 and headers:  # httpx counts 304 as a redirect

@@ -2,8 +2,13 @@
 
 A search result is attacker-controlled input. Without this check a page (or a redirect) could
 make the fetcher read ``file:`` URLs, cloud metadata at 169.254.169.254, or services on the
-loopback and private networks (the SSRF that gpt-researcher's server was reported for). Hosts
-are checked after DNS resolution, and again for every redirect.
+loopback and private networks (the SSRF that gpt-researcher's server was reported for).
+
+The check sits where the connection is made (``PolicyBackend``, httpcore's network backend):
+a host name is resolved once, every address it resolves to is checked, and the connection goes
+to an address that passed, while TLS (SNI, certificate) and the ``Host`` header keep the name.
+A DNS answer that changes between a check and the connection (DNS rebinding) therefore cannot
+reach an address that was never checked. Every redirect opens its connection the same way.
 """
 
 from __future__ import annotations
@@ -11,12 +16,24 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
-from deskresearch.errors import FetchError
+import httpcore
+import httpx
+
+from deskresearch.errors import FetchError, RefusedURL
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+"""Turns (host, port) into addresses; tests pass one that answers what they need."""
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    """Resolve ``host`` with the system resolver (off the event loop), addresses in its order."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
 
 
 def _kind(ip: IPAddress) -> str:
@@ -29,56 +46,183 @@ def _kind(ip: IPAddress) -> str:
     return "" if ip.is_global else "non-public"
 
 
-def _inside(ips: Sequence[IPAddress], allow: Sequence[str]) -> bool:
-    """Return whether every address lies in an allowed IP or CIDR range (names are skipped)."""
+def _networks(allow: Iterable[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     nets = []
     for entry in allow:
         try:
             nets.append(ipaddress.ip_network(entry, strict=False))
         except ValueError:
             continue  # a host name: matched before resolution
-    return bool(ips) and all(any(ip in net for net in nets) for ip in ips)
+    return nets
 
 
-async def check_target(url: str, allow: Sequence[str] = ()) -> None:
+def refusal(host: str, ips: Sequence[IPAddress], allow: Sequence[str]) -> str | None:
+    """Return why ``host`` at ``ips`` may not be read, or None when every address may."""
+    if not ips:
+        return f"blocked: {host} resolves to no address"
+    nets = _networks(allow)
+    for ip in ips:
+        if any(ip in net for net in nets):
+            continue
+        kind = _kind(ip)
+        if kind:
+            return (
+                f"blocked: {host} resolves to {ip}, a {kind} address "
+                "(a deployment opens it with allow_hosts)"
+            )
+    return None
+
+
+def split_target(url: str, allow: Sequence[str] = ()) -> tuple[str, int]:
+    """Return (host, port) of ``url`` after the checks that need no DNS.
+
+    Raises:
+        RefusedURL: not http(s), malformed, or an IP literal that is not public (and not allowed).
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+        host = parts.hostname or ""
+    except ValueError as exc:
+        raise RefusedURL(url, f"blocked: malformed URL ({exc})") from None
+    if parts.scheme not in ("http", "https"):
+        scheme = parts.scheme or "(none)"
+        raise RefusedURL(url, f"blocked: scheme {scheme}: only http and https pages are read")
+    if not host or any(c.isspace() for c in host):
+        raise RefusedURL(url, "blocked: malformed URL (no valid host)")
+    literal = _literal(host)
+    if literal is not None and (why := refusal(host, [literal], allow)):
+        raise RefusedURL(url, why)
+    return host, port or (443 if parts.scheme == "https" else 80)
+
+
+def _literal(host: str) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+async def checked_addresses(
+    host: str, port: int, allow: Sequence[str], resolver: Resolver = system_resolver
+) -> list[IPAddress]:
+    """Resolve ``host`` once and return its addresses if every one may be read.
+
+    A name on the allow-list passes as it resolves (a deployment named it on purpose).
+
+    Raises:
+        PolicyRefused: an address is not public and not allowed.
+        OSError: the name does not resolve.
+    """
+    literal = _literal(host)
+    ips = [literal] if literal is not None else []
+    if literal is None:
+        ips = [ipaddress.ip_address(a) for a in await resolver(host, port)]
+    if host.lower() in {a.lower() for a in allow}:
+        return ips
+    why = refusal(host, ips, allow)
+    if why:
+        raise PolicyRefused(why)
+    return ips
+
+
+async def check_target(
+    url: str, allow: Sequence[str] = (), resolver: Resolver = system_resolver
+) -> None:
     """Raise FetchError unless ``url`` is http(s) to public addresses (or allowed).
 
     ``allow`` lists host names, IP addresses or CIDR ranges that may be read although they
-    are loopback or private (the test suite allows 127.0.0.0/8 for its loopback web).
+    are loopback or private (the test suite allows 127.0.0.0/8 for its loopback web). Used
+    before a cached page is served and before a request through a proxy; direct connections
+    are checked again, at connect time, by ``PolicyBackend``.
     """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        scheme = parts.scheme or "(none)"
-        raise FetchError(url, f"blocked: scheme {scheme}: only http and https pages are read")
-    host = parts.hostname or ""
-    if not host:
-        raise FetchError(url, "invalid URL: no host")
+    host, port = split_target(url, allow)
+    if host.lower() in {a.lower() for a in allow}:
+        return  # named on purpose: no lookup needed to allow it
     try:
-        literal: IPAddress | None = ipaddress.ip_address(host)
-    except ValueError:
-        literal = None
-    if literal is not None:
-        ips: list[IPAddress] = [literal]
-    elif host.lower() in {a.lower() for a in allow}:
-        return
-    else:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        await checked_addresses(host, port, allow, resolver)
+    except PolicyRefused as exc:
+        raise RefusedURL(url, exc.reason) from None
+    except OSError as exc:
+        raise FetchError(url, f"network: cannot resolve {host}: {exc}", transient=True) from None
+
+
+class PolicyRefused(Exception):
+    """Raised inside a connection attempt the policy refuses (translated to RefusedURL)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class PolicyBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend, connecting only to addresses the policy allows.
+
+    Args:
+        allow: host names, IPs or CIDR ranges readable although not public.
+        resolver: how names are resolved (default: the system resolver).
+        inner: the backend that opens sockets (default: httpcore's own).
+    """
+
+    def __init__(
+        self,
+        allow: Sequence[str] = (),
+        *,
+        resolver: Resolver | None = None,
+        inner: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        self._allow = tuple(allow)
+        self._resolver = resolver or system_resolver
+        self._inner = inner or httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        """Resolve once, check every address, connect to the first that answers."""
         try:
-            infos = await asyncio.get_running_loop().getaddrinfo(
-                host, port, type=socket.SOCK_STREAM
-            )
-        except socket.gaierror as exc:
-            raise FetchError(
-                url, f"network: cannot resolve {host}: {exc}", transient=True
-            ) from None
-        ips = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
-    if _inside(ips, allow):
-        return
-    for ip in ips:
-        kind = _kind(ip)
-        if kind:
-            raise FetchError(
-                url,
-                f"blocked: {host} resolves to {ip}, a {kind} address "
-                "(set allow_hosts to read it on purpose)",
-            )
+            ips = await checked_addresses(host, port, self._allow, self._resolver)
+        except OSError as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+        failure: Exception | None = None
+        for ip in ips:
+            try:
+                return await self._inner.connect_tcp(
+                    str(ip), port, timeout, local_address, socket_options
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        raise failure or httpcore.ConnectError(f"{host} has no address")
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        """Refuse: pages are read over TCP only."""
+        raise PolicyRefused("blocked: unix sockets are not read")
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep as the inner backend does."""
+        await self._inner.sleep(seconds)
+
+
+class PolicyTransport(httpx.AsyncHTTPTransport):
+    """An httpx transport whose connections go through ``PolicyBackend``; no proxy, no env."""
+
+    def __init__(
+        self,
+        allow: Sequence[str] = (),
+        *,
+        resolver: Resolver | None = None,
+        network: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        super().__init__(trust_env=False)
+        # httpx builds its connection pool without a way to pass a network backend: build the
+        # same pool with ours (HTTP/1.1, default limits, certificates checked).
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=httpx.create_ssl_context(trust_env=False),
+            network_backend=PolicyBackend(allow, resolver=resolver, inner=network),
+        )

@@ -111,11 +111,13 @@ async def test_read_page_skips_unrelated_chunks_and_says_so() -> None:
     text = ARTICLE + "\n\n" + recipe
     t = task(queries=["lithium recycling recovery rates"])
     fetcher = FakeFetcher({"https://example.org/1": text.encode()})
-    update = await read(t, fetcher, Context(max_chunk_tokens=300))
+    update = await read(t, fetcher, Context(max_chunk_tokens=300, max_page_chunks=50))
     assert update["chunks"] and all("Banana" not in c for c in update["chunks"])
     [skipped] = update["provenance"]
     assert skipped["outcome"] == "skipped" and "share no word" in skipped["reason"]
-    kept_all = await read(t, fetcher, Context(max_chunk_tokens=300, skip_unrelated_chunks=False))
+    kept_all = await read(
+        t, fetcher, Context(max_chunk_tokens=300, skip_unrelated_chunks=False, max_page_chunks=50)
+    )
     assert any("Banana" in c for c in kept_all["chunks"]) and kept_all["provenance"] == []
 
 
