@@ -10,6 +10,7 @@ Secrets are not settings: API keys come from the environment (``OPENAI_API_KEY``
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,6 +30,7 @@ from deskresearch.context_fields import (
     SearchFields,
 )
 from deskresearch.errors import ConfigError
+from deskresearch.masking import mask_secrets
 from deskresearch.providers import split_model
 from deskresearch.records import CachePolicy, FetchLimits, ModelSpec, SearchSettings
 
@@ -125,6 +127,20 @@ class Context(CacheFields, PageFields, SearchFields, PlanFields, ModelFields):
             allow_hosts=tuple(h.strip() for h in self.allow_hosts.split(",") if h.strip()),
             cache=self.cache_policy(),
         )
+
+    def public_settings(self) -> dict[str, Any]:
+        """Return the settings to show or write (JSON, traces): secrets in values masked."""
+        return {k: mask_secrets(v) if isinstance(v, str) else v for k, v in self._items()}
+
+    def resumable_settings(self) -> dict[str, Any]:
+        """Return the settings a run keeps in its state, minus values that carry a secret.
+
+        A resumed run gets those from the environment or a flag again, never from a checkpoint.
+        """
+        return {k: v for k, v in self._items() if not isinstance(v, str) or mask_secrets(v) == v}
+
+    def _items(self) -> list[tuple[str, Any]]:
+        return list(dataclasses.asdict(self).items())
 
     def cache_policy(self) -> CachePolicy | None:
         """Return where the cache is and its page TTL, or None when the cache is off."""

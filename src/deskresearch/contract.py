@@ -7,7 +7,6 @@ keys they do not know. ``citations`` is optional: present once the citation chec
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -128,10 +127,7 @@ def document(
             for role, spec in specs.items()
         },
         "search_backends": list(ctx.search_settings().backends),
-        "settings": {
-            k: mask_url(v) if isinstance(v, str) and "://" in v else v
-            for k, v in dataclasses.asdict(ctx).items()
-        },
+        "settings": ctx.public_settings(),
         "files": dict(files),
     }
     if result.get("citations") is not None:

@@ -1,6 +1,7 @@
 """Progress events, streamed in LangGraph's ``custom`` mode for the CLI, Studio and front ends.
 
-Every event is ``{"stage": <node name>, "event": <what happened>, ...counts}``.
+Every event is ``{"stage": <node name>, "event": <what happened>, ...counts}``. Events and
+provenance records pass through ``masking``: a secret never reaches a stream, a state or a file.
 """
 
 from __future__ import annotations
@@ -9,17 +10,20 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from deskresearch.masking import mask_secrets, masked
 from deskresearch.records import Outcome, Provenance, Stage, Usage
 
 
 def emit(runtime: Runtime[Any], stage: Stage, event: str, **fields: Any) -> None:
     """Send one progress event (a no-op when nobody streams ``custom``)."""
-    runtime.stream_writer({"stage": stage, "event": event, **fields})
+    runtime.stream_writer({"stage": stage, "event": event, **masked(fields)})
 
 
 def note(stage: Stage, subject: str, outcome: Outcome, reason: str) -> Provenance:
-    """Build one provenance record."""
-    return Provenance(stage=stage, subject=subject, outcome=outcome, reason=reason)
+    """Build one provenance record; a secret in the subject or reason (a URL's password) is masked."""
+    return Provenance(
+        stage=stage, subject=mask_secrets(subject), outcome=outcome, reason=mask_secrets(reason)
+    )
 
 
 def cached_calls_note(stage: Stage, usage: list[Usage]) -> list[Provenance]:

@@ -7,8 +7,6 @@ ones ``langsmith:nostream`` (see services/llm.py).
 
 from __future__ import annotations
 
-import dataclasses
-
 from langchain_core.runnables import RunnableConfig
 
 from deskresearch.context import Context
@@ -30,7 +28,7 @@ def run_config(topic: str, ctx: Context, *, thread_id: str = "") -> RunnableConf
         "summary_model": ctx.summary_model,
         "report_model": ctx.report_model,
         "search_backend": search,
-        "settings": dataclasses.asdict(ctx),
+        "settings": ctx.public_settings(),
     }
     if thread_id:
         metadata["thread_id"] = thread_id

@@ -49,3 +49,18 @@ def canonical_url(url: str) -> str:
     )
     path = parts.path.rstrip("/") or ""
     return urlunsplit((scheme, netloc, path, urlencode(query), ""))
+
+
+def url_problem(url: str) -> str | None:
+    """Return why ``url`` is not a readable web address (malformed, not http(s)), or None."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parsing the port is what raises on "host:99999"
+        host = parts.hostname or ""
+    except ValueError as exc:
+        return f"malformed URL ({exc})"
+    if parts.scheme not in ("http", "https"):
+        return f"not a web address (scheme {parts.scheme or 'missing'})"
+    if not host or any(c.isspace() for c in host):
+        return "malformed URL (no valid host)"
+    return None

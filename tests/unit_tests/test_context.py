@@ -59,3 +59,14 @@ def test_provider_prefix_picks_the_servers_usual_url_and_base_url_still_wins() -
     assert (openai.model, openai.base_url) == ("gpt-4o", "")
     mine = Context(summary_model="vllm:Qwen/Qwen2.5-7B", base_url="http://gpu:9000/v1")
     assert mine.summary_spec().base_url == "http://gpu:9000/v1"
+
+
+def test_settings_written_anywhere_carry_no_secret() -> None:
+    from deskresearch.progress import note
+
+    ctx = Context(searxng_url="https://admin:hunter2@searx.example", search="searxng")
+    assert ctx.public_settings()["searxng_url"] == "https://admin:***@searx.example"
+    assert "searxng_url" not in ctx.resumable_settings()  # a resume takes it from env/flags
+    assert ctx.resumable_settings()["url_per_query"] == ctx.url_per_query
+    record = note("search_query", "q", "failed", "unreachable at https://a:hunter2@h/search")
+    assert "hunter2" not in str(record)

@@ -10,10 +10,37 @@ from langgraph.types import Command
 
 from deskresearch.context import Context, resolve
 from deskresearch.errors import ServiceError
+from deskresearch.injection import clean_line
 from deskresearch.progress import emit, note
 from deskresearch.records import Provenance, SearchHit, Stage
 from deskresearch.services.base import SearchService
 from deskresearch.state import KeywordTask, QueryState
+from deskresearch.urls import url_problem
+
+
+def checked_hits(hits: list[SearchHit], stage: Stage) -> tuple[list[SearchHit], list[Provenance]]:
+    """Drop hits whose URL is malformed; remove instructions to a model from titles and snippets.
+
+    Search results are written by whoever wrote the pages: a bad URL must cost its hit, not
+    the run, and a title or snippet must not talk to the ranking model.
+    """
+    kept: list[SearchHit] = []
+    notes: list[Provenance] = []
+    for h in hits:
+        problem = url_problem(h["url"]) if h["raw_content"] is None else None  # corpus: file:
+        if problem:
+            notes.append(note(stage, h["url"], "blocked", f"search result dropped: {problem}"))
+            continue
+        title, bad_title = clean_line(h["title"])
+        snippet, bad_snippet = clean_line(h["snippet"])
+        if bad_title or bad_snippet:
+            where = " and ".join(
+                w for w, bad in (("title", bad_title), ("snippet", bad_snippet)) if bad
+            )
+            notes.append(note(stage, h["url"], "flagged",
+                              f"the result's {where} addressed the model; those sentences removed"))  # fmt: skip
+        kept.append(SearchHit(**{**h, "title": title, "snippet": snippet}))
+    return kept, notes
 
 
 def results_per_query(ctx: Context) -> int:
@@ -37,7 +64,8 @@ async def _search(
         backend=result.backend,
         cached=result.cached,
     )
-    provenance = [
+    hits, provenance = checked_hits(result.hits, stage)
+    provenance += [
         note(stage, query, "fallback", f"passed over {why}") for why in result.passed_over
     ]
     found = f"{result.backend}: {len(result.hits)} results"
@@ -45,7 +73,7 @@ async def _search(
         provenance.append(note(stage, query, "cached", f"{found}, from today's cache (not sent)"))
     else:
         provenance.append(note(stage, query, "issued", found))
-    return result.hits, provenance
+    return hits, provenance
 
 
 async def search_keyword(

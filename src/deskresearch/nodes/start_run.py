@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import unicodedata
 import uuid
 from typing import Any
@@ -83,7 +82,7 @@ async def start_run(
     return {
         "topic": topic,
         "language": language,
-        "settings": dataclasses.asdict(ctx),
+        "settings": ctx.resumable_settings(),
         "run_id": uuid.uuid4().hex,
         "keywords": [],
         "keyword_attempts": 0,

@@ -19,7 +19,7 @@ from weakref import WeakKeyDictionary
 from langchain_core.messages import BaseMessage
 from langgraph.config import get_config
 
-from deskresearch.errors import BudgetExhausted, ModelOutputError
+from deskresearch.errors import BudgetExhausted, ModelOutputError, RefusedURL
 from deskresearch.records import FetchedPage, FetchLimits, ModelSpec, Stage, Usage, Validators
 from deskresearch.services.base import ChatCall, ChatLayer, ChatService, PageFetcher, Reply
 
@@ -167,7 +167,10 @@ class LimitedFetcher:
         self, url: str, *, limits: FetchLimits, validators: Validators | None = None
     ) -> FetchedPage:
         """Fetch once both slots are free."""
-        host = (urlsplit(url).hostname or "").lower()
+        try:
+            host = (urlsplit(url).hostname or "").lower()
+        except ValueError as exc:  # a malformed result URL costs its page, not the run
+            raise RefusedURL(url, f"blocked: malformed URL ({exc})") from None
         # Host slot first: a branch waiting for a busy host must not hold a global slot.
         async with (
             self._limiter.slot(f"host {host}", limits.max_per_host),

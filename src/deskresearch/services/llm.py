@@ -23,6 +23,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr, ValidationError
 
 from deskresearch.errors import ConfigError, ContextLengthError, ModelCallError, ModelOutputError
+from deskresearch.masking import mask_secrets
 from deskresearch.prompts.common import JSON_MODE_INSTRUCTION
 from deskresearch.records import ModelSpec, Stage, Usage
 from deskresearch.services.base import M, Reply
@@ -234,7 +235,7 @@ class OpenAIChat:
 
     async def _call(self, fn: Any, messages: list[BaseMessage], spec: ModelSpec) -> Any:
         """Run one call, translating openai errors into ours."""
-        base = spec.base_url or self._env.get("OPENAI_BASE_URL") or "api.openai.com"
+        base = mask_secrets(spec.base_url or self._env.get("OPENAI_BASE_URL") or "api.openai.com")
         try:
             return await fn(messages)
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:

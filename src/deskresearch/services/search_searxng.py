@@ -7,6 +7,7 @@ from typing import Any
 import httpx
 
 from deskresearch.errors import ConfigError, SearchError
+from deskresearch.masking import mask_secrets
 from deskresearch.records import SearchHit, SearchSettings
 from deskresearch.services.search import web_hits
 
@@ -27,7 +28,7 @@ class SearxngSearch:
         """Require an http(s) base URL."""
         if not settings.searxng_url.startswith(("http://", "https://")):
             raise ConfigError(
-                f"search=searxng needs the instance's URL (got {settings.searxng_url!r}): set "
+                f"search=searxng needs the instance's URL (got {mask_secrets(settings.searxng_url)!r}): set "
                 "SEARXNG_URL or --searxng-url, e.g. http://localhost:8888"
             )
 
@@ -46,7 +47,7 @@ class SearxngSearch:
         except httpx.TimeoutException as exc:
             raise SearchError(self.name, query, "timeout", transient=True) from exc
         except httpx.TransportError as exc:
-            reason = f"unreachable at {settings.searxng_url}: {type(exc).__name__}"
+            reason = f"unreachable at {mask_secrets(settings.searxng_url)}: {type(exc).__name__}"
             raise SearchError(self.name, query, reason, transient=True) from exc
         if resp.status_code == 403:
             reason = "HTTP 403: the instance does not serve JSON; add json to search.formats in its settings.yml"
