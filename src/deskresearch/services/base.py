@@ -83,6 +83,17 @@ class ChatCall:
     stage: Stage
 
 
+def endpoint_of(service: object, spec: ModelSpec) -> str:
+    """Return the URL ``service`` sends ``spec``'s calls to.
+
+    One resolver for everything keyed by endpoint (the cache, slots, pacing): the service that
+    makes the call says where it goes (``OpenAIChat.endpoint``); a service that cannot say is
+    known by the spec's base URL.
+    """
+    resolve = getattr(service, "endpoint", None)
+    return str(resolve(spec)) if callable(resolve) else spec.base_url
+
+
 class ChatLayer:
     """A ChatService around another that adds one concern (limits, retries, the cache).
 
@@ -96,6 +107,10 @@ class ChatLayer:
     def check(self, spec: ModelSpec) -> None:
         """Delegate the configuration check."""
         self.inner.check(spec)
+
+    def endpoint(self, spec: ModelSpec) -> str:
+        """Return where the inner service sends ``spec``'s calls."""
+        return endpoint_of(self.inner, spec)
 
     async def structured(
         self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime
@@ -23,7 +22,7 @@ from typing import Any, Literal, TypeVar, cast
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ValidationError
 
-from deskresearch.errors import FetchError
+from deskresearch.errors import FetchError, RefusedURL
 from deskresearch.records import (
     FetchedPage,
     FetchLimits,
@@ -43,6 +42,7 @@ from deskresearch.services.base import (
     SearchService,
 )
 from deskresearch.services.cache_store import CacheStore
+from deskresearch.services.netpolicy import check_target
 from deskresearch.urls import canonical_url
 
 T = TypeVar("T")
@@ -54,11 +54,19 @@ def digest(*parts: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def answer_key(spec: ModelSpec, messages: Sequence[BaseMessage], schema: Any) -> str:
-    """Key a model call by what decides its answer (not by stage, timeouts or limits)."""
+def answer_key(endpoint: str, spec: ModelSpec, messages: Sequence[BaseMessage], schema: Any) -> str:
+    """Key a model call by what decides its answer (not by stage, timeouts or limits).
+
+    ``endpoint`` is where the call goes, as the calling service resolves it (``endpoint_of``).
+    """
     prompt = [(m.type, m.content) for m in messages]
-    endpoint = spec.base_url or os.environ.get("OPENAI_BASE_URL", "")  # as OpenAIChat picks it
     return digest("answer", endpoint, spec.model, spec.method, schema, prompt)
+
+
+def search_key(query: str, settings: SearchSettings, max_results: int, day: str) -> str:
+    """Key a search by everything that changes its hits: the chain, every backend's place."""
+    places = (settings.tavily_base_url, settings.searxng_url, settings.corpus_dir)
+    return digest("search", query, settings.backends, places, max_results, day)
 
 
 def hit_usage(stage: Stage, model: str) -> Usage:
@@ -85,7 +93,7 @@ class CachedChat(ChatLayer):
         if spec.cache is None:
             return await call()
         shape = schema.model_json_schema() if schema else None
-        key = answer_key(spec, request.messages, shape)
+        key = answer_key(self.endpoint(spec), spec, request.messages, shape)
         entry = await self._store.get(spec.cache.path, "answer", key)
         if entry is not None:
             try:
@@ -123,9 +131,8 @@ class CachedSearch:
         """Today's cached hits for this query and chain, else the chain's (then kept)."""
         if settings.cache is None:
             return await self.inner.search(query, max_results=max_results, settings=settings)
-        endpoints = (settings.tavily_base_url, settings.searxng_url)
         day = datetime.now(UTC).date().isoformat()
-        key = digest("search", query, settings.backends, endpoints, max_results, day)
+        key = search_key(query, settings, max_results, day)
         entry = await self._store.get(settings.cache.path, "search", key)
         if entry is not None:
             return SearchResult(json.loads(entry.value), entry.meta["backend"], cached=True)
@@ -143,8 +150,11 @@ class CachedSearch:
 class CachedFetcher:
     """A PageFetcher that serves fresh cached pages and revalidates stale ones.
 
-    Pages that failed for good (404, not a page, redirect loops) are remembered for the same TTL;
-    transient failures (timeouts, 5xx) are not.
+    The network policy comes first: a cached copy is served only if this run's policy would let
+    the fetcher read the URL (a page kept by a run that allowed an intranet host is not served
+    to a run that does not). Pages that failed for good (404, not a page, redirect loops) are
+    remembered for the same TTL; transient failures (timeouts, 5xx) and policy refusals (which
+    depend on the run's allow-list) are not.
     """
 
     def __init__(self, inner: PageFetcher, store: CacheStore) -> None:
@@ -162,6 +172,8 @@ class CachedFetcher:
         entry = await self._store.get(policy.path, "page", key)
         fresh = entry is not None and time.time() - entry.stored < policy.page_ttl_s
         meta = entry.meta if entry else {}
+        if entry is not None and fresh:  # about to answer without the network: check first
+            await check_target(url, limits.allow_hosts)
         if "error" in meta:  # a page that failed for good (404, not a page) is not asked again
             if fresh:
                 raise FetchError(url, f"{meta['error']} (remembered from {meta['read_on']})")
@@ -176,7 +188,7 @@ class CachedFetcher:
         try:
             page = await self.inner.fetch(url, limits=limits, validators=validators)
         except FetchError as exc:
-            if not exc.transient:
+            if not exc.transient and not isinstance(exc, RefusedURL):
                 failed = {"error": exc.reason, "read_on": date.today().isoformat()}
                 await self._store.put(policy.path, "page", key, b"", failed)
             raise

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -46,6 +47,18 @@ class Entry:
     stored: float
 
 
+def _private_file(path: Path) -> None:
+    """Create ``path`` readable by its owner only (0600, folder 0700); tighten an existing one.
+
+    The cache holds pages, searches and answers a run paid for: nobody else on the machine
+    should read them. SQLite gives its -wal and -shm files the database file's mode.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o600)
+
+
 class CacheStore:
     """Opens each cache file once and serialises access to it (one connection per file)."""
 
@@ -63,7 +76,7 @@ class CacheStore:
             if path in self._dbs:
                 return self._dbs[path]
             try:
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                _private_file(Path(path))
                 db = sqlite3.connect(path, timeout=10, check_same_thread=False)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute(_SCHEMA)

@@ -113,9 +113,9 @@ def run_key() -> str:
     return str(configurable.get("thread_id") or metadata.get("run_id") or "")
 
 
-def endpoint_name(spec: ModelSpec) -> str:
+def endpoint_name(endpoint: str) -> str:
     """The name one endpoint's slots, pace and cool-down are kept under."""
-    return f"model {spec.base_url}"
+    return f"model {endpoint}"
 
 
 def _estimate(messages: Sequence[BaseMessage]) -> int:
@@ -138,7 +138,7 @@ class LimitedChat(ChatLayer):
         self, call: Callable[[], Awaitable[Reply[T]]], spec: ModelSpec, stage: Stage, estimate: int
     ) -> Reply[T]:
         meter = self._limiter.meter()
-        name = endpoint_name(spec)
+        name = endpoint_name(self.endpoint(spec))
         async with self._limiter.slot(name, spec.max_concurrent):
             meter.check(stage, spec.token_budget)
             # Calls in flight count at their estimated size, so parallel branches cannot all

@@ -30,6 +30,7 @@ from deskresearch.services.base import M, Reply
 from deskresearch.services.structured import Method, methods_for, parse_tolerant, strip_reasoning
 from deskresearch.state import merge_usage
 
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"  # the openai client's own default
 NO_ENDPOINT = (
     "no model endpoint configured: set OPENAI_API_KEY to use OpenAI, or point at an "
     "OpenAI-compatible server (Ollama, vLLM, llama.cpp) with OPENAI_BASE_URL or --base-url, "
@@ -124,6 +125,10 @@ class OpenAIChat:
         base = spec.base_url or self._env.get("OPENAI_BASE_URL") or None
         key = self._api_key or self._env.get("OPENAI_API_KEY") or None
         return base, key
+
+    def endpoint(self, spec: ModelSpec) -> str:
+        """Return the base URL this service calls for ``spec`` (the cache and limits key on it)."""
+        return self._endpoint(spec)[0] or OPENAI_DEFAULT_URL
 
     def check(self, spec: ModelSpec) -> None:
         """Raise ConfigError when there is neither an API key nor a base URL."""

@@ -58,7 +58,7 @@ class RetryingChat(ChatLayer):
                 if not self._limiter.take_retry(spec.run_retries):
                     raise _final(exc, f"the run's {spec.run_retries} retries are spent") from exc
                 if exc.retry_after is not None:
-                    self._limiter.cool_down(endpoint_name(spec), exc.retry_after)
+                    self._limiter.cool_down(endpoint_name(self.endpoint(spec)), exc.retry_after)
                 await asyncio.sleep(backoff_delay(attempt, spec.backoff_s, exc.retry_after))
                 attempt += 1
 

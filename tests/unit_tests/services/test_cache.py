@@ -2,8 +2,10 @@
 
 import dataclasses
 import datetime as dt
+import json
 from pathlib import Path
 
+import httpx
 import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
@@ -14,7 +16,9 @@ from deskresearch.services import cache as cache_module
 from deskresearch.services.cache import CachedChat, CachedFetcher, CachedSearch
 from deskresearch.services.cache_store import CacheStore
 from deskresearch.services.fetch import HttpFetcher
+from deskresearch.services.llm import OpenAIChat
 from deskresearch.services.search import SearchRouter
+from tests.support.fake_model import FakeModel
 from tests.support.fakes import FakeSearch, ScriptedChat, hit
 from tests.support.loopback import PAGE_MODIFIED, FakeWeb
 
@@ -97,7 +101,7 @@ async def test_an_answer_that_no_longer_fits_its_schema_is_asked_again(policy: C
         keywords: list[str]
 
     store = CacheStore()
-    key = cache_module.answer_key(spec(policy), ask("q"), New.model_json_schema())
+    key = cache_module.answer_key("", spec(policy), ask("q"), New.model_json_schema())
     await store.put(policy.path, "answer", key, Old(words=["x"]).model_dump_json().encode(), {})
     inner = ScriptedChat({"generate_keywords": [New(keywords=["y"])]})
     reply = await CachedChat(inner, store).structured(
@@ -252,11 +256,22 @@ async def test_a_transient_failure_is_not_remembered(web: FakeWeb, policy: Cache
     assert web.fetches["/status/503"] == 2
 
 
-async def test_answers_from_another_endpoint_are_not_reused(
-    policy: CachePolicy, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    chat = CachedChat(ScriptedChat({"write_report": ["ollama", "vllm"]}), CacheStore())
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
-    await chat.text(ask("r"), spec=spec(policy), stage="write_report")
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:8000/v1")
-    assert (await chat.text(ask("r"), spec=spec(policy), stage="write_report")).value == "vllm"
+async def test_answers_from_another_endpoint_are_not_reused(policy: CachePolicy) -> None:
+    """The key holds the endpoint the service really calls (its own OPENAI_BASE_URL here)."""
+    model = FakeModel()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        code, payload, headers = model.handle(json.loads(request.content))
+        return httpx.Response(code, json=payload, headers=headers)
+
+    def chat(base: str) -> CachedChat:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": base}
+        return CachedChat(OpenAIChat(http_async_client=client, environ=env), store)
+
+    store = CacheStore()
+    await chat("http://localhost:11434/v1").text(ask("r"), spec=spec(policy), stage="write_report")
+    other = await chat("http://localhost:8000/v1").text(
+        ask("r"), spec=spec(policy), stage="write_report"
+    )
+    assert other.usage["calls"] == 1 and len(model.requests) == 2
