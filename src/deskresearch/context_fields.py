@@ -15,6 +15,14 @@ BACKENDS = ("tavily", "duckduckgo", "searxng", "corpus")
 _NAME = "(" + "|".join(BACKENDS) + ")"
 SEARCH_CHAIN = rf"^\s*(auto|{_NAME}(\s*,\s*{_NAME})*)\s*$"
 _MODEL_PICKER = {"__template_metadata__": {"kind": "llm"}}  # Studio shows a model picker
+# Studio's form lists fields in this order; "x-group" names the group each belongs to, for any
+# form that groups (JSON Schema has no grouping of its own).
+MODELS: dict[str, object] = {"x-group": "Models"}
+PLAN: dict[str, object] = {"x-group": "Plan"}
+SEARCH: dict[str, object] = {"x-group": "Search"}
+PAGES: dict[str, object] = {"x-group": "Pages"}
+CACHE: dict[str, object] = {"x-group": "Cache"}
+DEPLOYMENT = " Deployment setting: a served run may not change it (README, Security)."
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -24,6 +32,8 @@ class ModelFields:
     language: Annotated[
         str,
         Field(
+            title="Report language",
+            json_schema_extra=MODELS,
             min_length=1,
             max_length=64,
             description="Report language: a code or a name (en-us, zh-cn, German). Passed to every writing prompt.",
@@ -32,23 +42,29 @@ class ModelFields:
     report_words: Annotated[
         int,
         Field(
-            ge=100, le=20_000, description="Target length of the report in words (MetaGPT: 2000)."
+            title="Report length (words)",
+            json_schema_extra=MODELS,
+            ge=100,
+            le=20_000,
+            description="Target length of the report in words (MetaGPT: 2000).",
         ),
     ] = 2000
     summary_model: Annotated[
         str,
         Field(
+            title="Model for searching and reading",
+            json_schema_extra={**_MODEL_PICKER, **MODELS},
             min_length=1,
             description="Model for keywords, query planning, ranking and page summaries (cheap, many calls). provider:model picks a local server's usual URL: ollama:, vllm:, llamacpp:, lmstudio:, openai:.",
-            json_schema_extra=_MODEL_PICKER,
         ),
     ] = "gpt-4o-mini"
     report_model: Annotated[
         str,
         Field(
+            title="Model for writing the report",
+            json_schema_extra={**_MODEL_PICKER, **MODELS},
             min_length=1,
             description="Model that writes the final report (one call, long output); provider:model as for summary_model.",
-            json_schema_extra=_MODEL_PICKER,
         ),
     ] = "gpt-4o"
     report_mode: Annotated[
@@ -74,21 +90,35 @@ class ModelFields:
     base_url: Annotated[
         str,
         Field(
+            title="Model server URL",
+            json_schema_extra=MODELS,
             description="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 for Ollama. Empty: OPENAI_BASE_URL, else api.openai.com."
+            + DEPLOYMENT,
         ),
     ] = ""
     structured_output: Annotated[
         Literal["auto", "json_schema", "function_calling", "json_mode", "text"],
         Field(
-            description="How structured answers are requested. auto: json_schema, then function_calling, json_mode and JSON found in plain text, remembering what the server rejects; any other value uses that method only."
+            title="How structured answers are asked for",
+            json_schema_extra=MODELS,
+            description="How structured answers are requested. auto: json_schema, then function_calling, json_mode and JSON found in plain text, remembering what the server rejects; any other value uses that method only.",
         ),
     ] = "auto"
     model_timeout_s: Annotated[
-        float, Field(gt=0, le=1800, description="Seconds one model call may take.")
+        float,
+        Field(
+            title="Model call timeout (seconds)",
+            json_schema_extra=MODELS,
+            gt=0,
+            le=1800,
+            description="Seconds one model call may take.",
+        ),
     ] = 120.0
     max_model_calls: Annotated[
         int,
         Field(
+            title="Model calls at once",
+            json_schema_extra=MODELS,
             ge=1,
             le=256,
             description="Model calls in flight at once per endpoint, across all branches of a run.",
@@ -97,6 +127,8 @@ class ModelFields:
     model_requests_per_s: Annotated[
         float,
         Field(
+            title="Model requests per second",
+            json_schema_extra=MODELS,
             ge=0,
             le=1000,
             description="Model requests started per second per endpoint, across all branches (0: no pacing). Set it to your provider's rate limit.",
@@ -105,6 +137,8 @@ class ModelFields:
     model_attempts: Annotated[
         int,
         Field(
+            title="Attempts per model call",
+            json_schema_extra=MODELS,
             ge=1,
             le=10,
             description="Attempts per model call on HTTP 429/5xx or timeouts (Retry-After honoured, else exponential backoff with jitter).",
@@ -112,11 +146,19 @@ class ModelFields:
     ] = 4
     retry_backoff_s: Annotated[
         float,
-        Field(ge=0, le=60, description="Delay before the first retry; doubles per attempt."),
+        Field(
+            title="First retry delay (seconds)",
+            json_schema_extra=MODELS,
+            ge=0,
+            le=60,
+            description="Delay before the first retry; doubles per attempt.",
+        ),
     ] = 1.0
     max_retries_per_run: Annotated[
         int,
         Field(
+            title="Retries per run",
+            json_schema_extra=MODELS,
             ge=0,
             le=1000,
             description="Retries one run may spend on all its model calls together; then failing calls fall back at once.",
@@ -125,6 +167,8 @@ class ModelFields:
     token_budget: Annotated[
         int,
         Field(
+            title="Token budget per run",
+            json_schema_extra=MODELS,
             ge=0,
             le=100_000_000,
             description="Tokens (in + out) the run may spend gathering; once reached it stops ranking and summarising and writes the report from what it has, saying so. 0: no budget.",
@@ -137,11 +181,20 @@ class PlanFields:
     """How much is searched: keywords, queries, pages per query, the plan review."""
 
     max_keywords: Annotated[
-        int, Field(ge=1, le=10, description="Search keywords proposed for the topic (MetaGPT: 2).")
+        int,
+        Field(
+            title="Search keywords",
+            json_schema_extra=PLAN,
+            ge=1,
+            le=10,
+            description="Search keywords proposed for the topic (MetaGPT: 2).",
+        ),
     ] = 2
     max_output_retries: Annotated[
         int,
         Field(
+            title="Retries for malformed keywords",
+            json_schema_extra=PLAN,
             ge=0,
             le=5,
             description="Extra attempts when the model's keywords are malformed, before falling back to the topic.",
@@ -149,15 +202,29 @@ class PlanFields:
     ] = 1
     decomposition_nums: Annotated[
         int,
-        Field(ge=1, le=20, description="Research queries planned from the keywords (MetaGPT: 4)."),
+        Field(
+            title="Research queries",
+            json_schema_extra=PLAN,
+            ge=1,
+            le=20,
+            description="Research queries planned from the keywords (MetaGPT: 4).",
+        ),
     ] = 4
     url_per_query: Annotated[
         int,
-        Field(ge=1, le=20, description="Pages kept per research query after ranking (MetaGPT: 4)."),
+        Field(
+            title="Pages per query",
+            json_schema_extra=PLAN,
+            ge=1,
+            le=20,
+            description="Pages kept per research query after ranking (MetaGPT: 4).",
+        ),
     ] = 4
     review_plan: Annotated[
         bool,
         Field(
+            title="Review the plan before reading",
+            json_schema_extra=PLAN,
             description="Pause after ranking to show the queries and pages for review (interrupt); resume to accept, trim or drop them.",
         ),
     ] = False
@@ -170,6 +237,8 @@ class SearchFields:
     search: Annotated[
         str,
         Field(
+            title="Search backends, in order",
+            json_schema_extra=SEARCH,
             pattern=SEARCH_CHAIN,
             description="Search backends in the order tried, comma-separated: tavily (TAVILY_API_KEY), duckduckgo (no key), searxng (searxng_url), corpus (corpus_dir). The next is tried when one fails or finds nothing. auto: tavily,duckduckgo with a Tavily key, else duckduckgo.",
         ),
@@ -177,21 +246,40 @@ class SearchFields:
     tavily_base_url: Annotated[
         str,
         Field(
-            min_length=1, description="Tavily API base URL (a self-hosted proxy or a test server)."
+            title="Tavily API URL",
+            json_schema_extra=SEARCH,
+            min_length=1,
+            description="Tavily API base URL (a self-hosted proxy or a test server)." + DEPLOYMENT,
         ),
     ] = "https://api.tavily.com"
     corpus_dir: Annotated[
-        str, Field(description="Folder of .md/.txt/.html/.pdf files searched when search=corpus.")
+        str,
+        Field(
+            title="Corpus folder",
+            json_schema_extra=SEARCH,
+            description="Folder of .md/.txt/.html/.pdf files searched when search=corpus."
+            + DEPLOYMENT,
+        ),
     ] = ""
     searxng_url: Annotated[
         str,
         Field(
+            title="SearxNG URL",
+            json_schema_extra=SEARCH,
             max_length=2000,
-            description="Base URL of a SearxNG instance with its JSON API on (e.g. http://localhost:8888). Empty: SEARXNG_URL.",
+            description="Base URL of a SearxNG instance with its JSON API on (e.g. http://localhost:8888). Empty: SEARXNG_URL."
+            + DEPLOYMENT,
         ),
     ] = ""
     search_timeout_s: Annotated[
-        float, Field(gt=0, le=300, description="Seconds one search request may take.")
+        float,
+        Field(
+            title="Search timeout (seconds)",
+            json_schema_extra=SEARCH,
+            gt=0,
+            le=300,
+            description="Seconds one search request may take.",
+        ),
     ] = 30.0
 
 
@@ -200,39 +288,80 @@ class PageFields:
     """How pages are read and cut into chunks."""
 
     max_fetches: Annotated[
-        int, Field(ge=1, le=256, description="Pages read at once, across all branches of a run.")
+        int,
+        Field(
+            title="Pages read at once",
+            json_schema_extra=PAGES,
+            ge=1,
+            le=256,
+            description="Pages read at once, across all branches of a run.",
+        ),
     ] = 16
     max_fetches_per_host: Annotated[
-        int, Field(ge=1, le=64, description="Pages read at once from one host (politeness).")
+        int,
+        Field(
+            title="Pages read at once per site",
+            json_schema_extra=PAGES,
+            ge=1,
+            le=64,
+            description="Pages read at once from one host (politeness).",
+        ),
     ] = 4
     allow_hosts: Annotated[
         str,
         Field(
+            title="Private hosts the fetcher may read",
+            json_schema_extra=PAGES,
             max_length=2000,
-            description="Comma-separated hosts, IPs or CIDR ranges the fetcher may read although they are loopback or private (e.g. intranet.example,10.0.0.0/8). Empty: public addresses only.",
+            description="Comma-separated hosts, IPs or CIDR ranges the fetcher may read although they are loopback or private (e.g. intranet.example,10.0.0.0/8). Empty: public addresses only."
+            + DEPLOYMENT,
         ),
     ] = ""
     page_timeout_s: Annotated[
-        float, Field(gt=0, le=300, description="Seconds to read one page, redirects included.")
+        float,
+        Field(
+            title="Page timeout (seconds)",
+            json_schema_extra=PAGES,
+            gt=0,
+            le=300,
+            description="Seconds to read one page, redirects included.",
+        ),
     ] = 20.0
     max_page_bytes: Annotated[
         int,
         Field(
-            ge=10_000, le=100_000_000, description="Bytes read per page; longer pages are cut here."
+            title="Bytes read per page",
+            json_schema_extra=PAGES,
+            ge=10_000,
+            le=100_000_000,
+            description="Bytes read per page; longer pages are cut here.",
         ),
     ] = 5_000_000
     max_redirects: Annotated[
-        int, Field(ge=0, le=20, description="Redirects followed per page.")
+        int,
+        Field(
+            title="Redirects per page",
+            json_schema_extra=PAGES,
+            ge=0,
+            le=20,
+            description="Redirects followed per page.",
+        ),
     ] = 5
     min_page_chars: Annotated[
         int,
         Field(
-            ge=0, le=10_000, description="Pages whose main text is shorter are rejected as empty."
+            title="Shortest usable page (characters)",
+            json_schema_extra=PAGES,
+            ge=0,
+            le=10_000,
+            description="Pages whose main text is shorter are rejected as empty.",
         ),
     ] = 200
     max_chunk_tokens: Annotated[
         int,
         Field(
+            title="Tokens per chunk",
+            json_schema_extra=PAGES,
             ge=200,
             le=200_000,
             description="Upper bound on tokens per summarised chunk; the summary model's window may lower it.",
@@ -241,6 +370,8 @@ class PageFields:
     max_page_chunks: Annotated[
         int,
         Field(
+            title="Chunks summarised per page",
+            json_schema_extra=PAGES,
             ge=1,
             le=100,
             description="Chunks of one page summarised at most (one model call each). A longer page keeps the chunks that share most words with the queries, chosen before any model call; the cut is recorded in provenance.",
@@ -249,12 +380,16 @@ class PageFields:
     skip_unrelated_chunks: Annotated[
         bool,
         Field(
+            title="Skip chunks unrelated to the queries",
+            json_schema_extra=PAGES,
             description="Skip a page's chunks that share no word with the queries while its other chunks do (no model call; recorded in provenance).",
         ),
     ] = True
     summary_context_window: Annotated[
         int,
         Field(
+            title="Context window of the summary model (tokens)",
+            json_schema_extra=PAGES,
             ge=0,
             le=10_000_000,
             description="Context window of the summary model in tokens; 0 = known from its name, else 8192.",
@@ -269,19 +404,26 @@ class CacheFields:
     cache: Annotated[
         bool,
         Field(
+            title="Use the cache",
+            json_schema_extra=CACHE,
             description="Keep model answers, searches (per day) and pages in a persistent SQLite cache, so re-running a research costs no tokens and no fetches. false (--no-cache): neither read nor write it.",
         ),
     ] = True
     cache_path: Annotated[
         str,
         Field(
+            title="Cache file",
+            json_schema_extra=CACHE,
             max_length=4096,
-            description="The cache's SQLite file. Empty: cache.sqlite in your user cache folder.",
+            description="The cache's SQLite file. Empty: cache.sqlite in your user cache folder."
+            + DEPLOYMENT,
         ),
     ] = ""
     cache_page_hours: Annotated[
         float,
         Field(
+            title="Hours a cached page is used unasked",
+            json_schema_extra=CACHE,
             ge=0,
             le=24 * 365,
             description="Hours a cached page is used without asking its server; older copies are revalidated (ETag / Last-Modified) and re-read only when changed.",

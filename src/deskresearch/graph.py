@@ -30,6 +30,7 @@ from langgraph.types import Checkpointer, RetryPolicy, Send
 
 from deskresearch import nodes
 from deskresearch.context import Context, settings_of
+from deskresearch.deployment import Deployment, served_context
 from deskresearch.errors import is_transient
 from deskresearch.services.base import (
     ChatService,
@@ -198,8 +199,13 @@ def build_graph(
     store: BaseStore | None = None,
     max_concurrency: int = MAX_CONCURRENCY,
     limiter: Limiter | None = None,
+    deployment: Deployment | None = None,
 ) -> ResearchGraph:
-    """Assemble the research graph with the given services; real ones for the rest."""
+    """Assemble the research graph with the given services; real ones for the rest.
+
+    With a ``deployment`` the graph is fit to serve: a caller's context dict may not change the
+    deployment's endpoints, files or network policy (``deskresearch.deployment``).
+    """
     svc = default_services(llm=llm, search=search, fetcher=fetcher, extractor=extractor,
                            tokens=tokens, rank_func=rank_func, limiter=limiter)  # fmt: skip
     # Error handlers take (state, error): LangGraph's node Protocols match parameters by name and
@@ -232,7 +238,8 @@ def build_graph(
     q.add_conditional_edges("claim_pages", fan_out_query_pages, ["process_page", END])
     q.add_edge("process_page", END)
 
-    g = StateGraph(ResearchState, context_schema=Context, input_schema=ResearchInput, output_schema=ResearchOutput)
+    context = served_context(deployment) if deployment else Context  # served: locked settings
+    g = StateGraph(ResearchState, context_schema=context, input_schema=ResearchInput, output_schema=ResearchOutput)
     g.add_node("start_run", partial(nodes.start_run, llm=svc.llm, search=svc.search,
                                     extractor=svc.extractor, tokens=svc.tokens, limiter=svc.limiter))
     g.add_node("generate_keywords", partial(nodes.generate_keywords, llm=svc.llm), retry_policy=TRANSIENT)
@@ -292,5 +299,9 @@ def build_graph(
     return compiled.with_config(max_concurrency=max_concurrency)
 
 
-graph = build_graph()
-"""The graph ``langgraph.json`` names; compiled without a checkpointer (the server brings one)."""
+graph = build_graph(deployment=Deployment.from_env())
+"""The graph ``langgraph.json`` names; compiled without a checkpointer (the server brings one).
+
+Served callers may not change the deployment's settings (``deskresearch.deployment``); a
+``Context`` passed in-process is the caller's own and is taken as it is.
+"""

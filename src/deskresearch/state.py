@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from deskresearch.records import (
@@ -134,11 +134,33 @@ class SentenceCheck(TypedDict):
 # ---- the graph's schemas ------------------------------------------------------------------
 
 
-class ResearchInput(TypedDict):
-    """What a caller passes to the graph."""
+TOPIC_EXAMPLE = "How are lithium-ion batteries from electric cars recycled in Europe?"
 
-    topic: str  # the research question; must not be empty
-    language: NotRequired[str]  # overrides Context.language for this run
+
+class ResearchInput(TypedDict):
+    """What a caller passes to the graph (Studio shows the descriptions and the example)."""
+
+    __pydantic_config__ = ConfigDict(  # type: ignore[misc]
+        json_schema_extra={"examples": [{"topic": TOPIC_EXAMPLE, "language": "en-us"}]}
+    )
+
+    topic: Annotated[
+        str,
+        Field(
+            description="The research question, in any language (at most 2000 characters).",
+            examples=[TOPIC_EXAMPLE],
+        ),
+    ]
+    language: NotRequired[
+        Annotated[
+            str,
+            Field(
+                description="Language of the report (en-us, German, zh-cn, ...); default: the "
+                "language setting (en-us).",
+                examples=["German"],
+            ),
+        ]
+    ]
 
 
 class ResearchRequest(BaseModel):
@@ -154,8 +176,29 @@ class ResearchRequest(BaseModel):
     )
 
 
+OUTPUT_DESCRIPTIONS = {
+    "report": "The report as markdown, its references from the source ledger; or, when no "
+    "usable source survived, what was tried.",
+    "status": "ok (a report was written) or insufficient_evidence (no usable source).",
+    "sources": "The source ledger: every page the report may cite as [n], with its URL, "
+    "title, dates, content hash and summary.",
+    "queries": "The research queries the run searched.",
+    "usage": "Tokens and calls per stage and model.",
+    "provenance": "The audit trail: what happened to each query, page and citation, and why.",
+}
+
+
+def _describe_output(schema: dict[str, Any]) -> None:
+    """Give every output field its description in the JSON schema (Studio, the SDK)."""
+    for name, prop in schema.get("properties", {}).items():
+        if name in OUTPUT_DESCRIPTIONS:
+            prop.setdefault("description", OUTPUT_DESCRIPTIONS[name])
+
+
 class ResearchOutput(TypedDict):
     """What the graph returns."""
+
+    __pydantic_config__ = ConfigDict(json_schema_extra=_describe_output)  # type: ignore[misc]
 
     report: str  # nodes/write_report.py, nodes/insufficient.py
     status: Status  # nodes/write_report.py, nodes/insufficient.py

@@ -48,6 +48,8 @@ def server(web: FakeWeb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
         LANGSMITH_TRACING="false",
         OPENAI_API_KEY="sk-server-secret",
         TAVILY_API_KEY="tvly-server-secret",
+        # The cache file is the deployment's to choose; a run may only turn the cache on.
+        DESKRESEARCH_CACHE_PATH=str(tmp_path_factory.mktemp("cache") / "cache.sqlite"),
     )
     log = tmp_path_factory.mktemp("server") / "server.log"
     with log.open("w") as out:
@@ -201,11 +203,9 @@ async def test_review_plan_pauses_a_served_run_and_the_sdk_resumes_it(server: st
     assert pages[0] not in {s["url"] for s in out["sources"]}
 
 
-async def test_a_served_run_uses_the_cache_without_blocking_the_server(
-    server: str, tmp_path: Path
-) -> None:
+async def test_a_served_run_uses_the_cache_without_blocking_the_server(server: str) -> None:
     """The server forbids blocking I/O in the event loop: the cache must work under its guard."""
-    context: dict[str, Any] = {"cache": True, "cache_path": str(tmp_path / "cache.sqlite")}
+    context: dict[str, Any] = {"cache": True}
     outs = []
     async with get_client(url=server) as client:
         for _ in range(2):

@@ -1,0 +1,159 @@
+"""Deployment-locked settings: what a served caller's per-run context may not change.
+
+Served by ``langgraph dev`` or a LangGraph API server, the graph takes a context from whoever
+calls it, while the server holds the API keys, the network position and the files. A per-run
+context that chose the model or search endpoint would make the server send its keys to the
+caller's host; one that chose the corpus folder, the host allow-list or the cache file would
+let the caller read the server's files, reach its private network, or write where it likes.
+Those settings are the deployment's: they come from the server's environment
+(``DESKRESEARCH_<FIELD>``, ``langgraph.json``'s ``env``), and a served run that sets one to
+anything else is refused with an error that names it. A deployment that wants callers to choose
+one lists it in ``DESKRESEARCH_OVERRIDABLE`` (empty by default).
+
+Only the served graph (``deskresearch.graph.graph``, the one ``langgraph.json`` names) checks;
+``build_graph()`` without a deployment, ``Context(...)`` passed in-process and the CLI keep full
+control: whoever runs them already holds the keys.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import ConfigDict, model_validator
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+from pydantic_core import ArgsKwargs
+
+from deskresearch.context import ENV_PREFIX, Context, validated
+from deskresearch.errors import ConfigError
+from deskresearch.masking import mask_secrets
+from deskresearch.providers import split_model
+
+OVERRIDABLE_ENV = "DESKRESEARCH_OVERRIDABLE"
+
+LOCKED: dict[str, str] = {
+    "base_url": "the model endpoint would receive the server's OPENAI_API_KEY",
+    "tavily_base_url": "the search endpoint would receive the server's TAVILY_API_KEY",
+    "searxng_url": "the server would send its searches to a host the caller chose",
+    "corpus_dir": "the server would read and quote files from a folder the caller chose",
+    "allow_hosts": "the fetcher would read the server's loopback and private network",
+    "cache_path": "the server would write its cache where the caller chose",
+}
+"""Settings a served run may not change, and why (the README's Security section lists them)."""
+
+MODEL_FIELDS = ("summary_model", "report_model")  # a provider prefix picks an endpoint
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """The deployment's side of the settings: which locked ones callers may change after all.
+
+    Args:
+        overridable: locked settings a served run may set (default: none).
+        settings: the deployment's values (default: ``Context.from_env()`` at each run).
+    """
+
+    overridable: frozenset[str] = frozenset()
+    settings: Context | None = None
+
+    def __post_init__(self) -> None:
+        """Reject an allow-list entry that is not a locked setting (a typo would open nothing)."""
+        unknown = sorted(set(self.overridable) - set(LOCKED))
+        if unknown:
+            raise ConfigError(
+                f"{OVERRIDABLE_ENV} names {', '.join(unknown)}: only locked settings can be "
+                f"opened to callers ({', '.join(LOCKED)}); every other setting is open already"
+            )
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Deployment:
+        """Read ``DESKRESEARCH_OVERRIDABLE`` (comma-separated setting names)."""
+        raw = (os.environ if environ is None else environ).get(OVERRIDABLE_ENV, "")
+        return cls(frozenset(n.strip() for n in raw.split(",") if n.strip()))
+
+    def baseline(self) -> Context:
+        """Return the deployment's own settings."""
+        return self.settings if self.settings is not None else Context.from_env()
+
+    def refusals(self, given: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """Return (locked setting, why) for each change ``given`` (a caller's context) asks."""
+        locked = {k: v for k, v in given.items() if k in LOCKED or k in MODEL_FIELDS}
+        if not locked:
+            return []
+        base = self.baseline()
+        asked = validated(locked, source="the run's context")  # typed like the fields
+        problems = []
+        for name in LOCKED:
+            if name not in locked or name in self.overridable:
+                continue
+            mine, theirs = getattr(asked, name), getattr(base, name)
+            if mine == theirs:
+                continue
+            problems.append((name, f"{name}={_shown(mine)}: {LOCKED[name]}"))
+        if "base_url" not in self.overridable and not base.base_url:
+            for name in MODEL_FIELDS:
+                wanted = split_model(getattr(asked, name))[1]
+                if name in locked and wanted != split_model(getattr(base, name))[1]:
+                    why = (
+                        f"{name}={getattr(asked, name)!r}: its provider prefix sends the model "
+                        f"calls, and the server's API key, to {wanted or 'the default endpoint'}"
+                    )
+                    problems.append(("base_url", why))
+        return problems
+
+    def check(self, given: Mapping[str, Any]) -> None:
+        """Raise ConfigError naming every locked setting ``given`` tries to change."""
+        problems = self.refusals(given)
+        if problems:
+            names = sorted({name for name, _ in problems})
+            raise ConfigError(
+                "this server does not let a run change "
+                + "; ".join(why for _, why in problems)
+                + ". The deployment sets "
+                + ", ".join(names)
+                + " (its environment: "
+                + ", ".join(ENV_PREFIX + n.upper() for n in names)
+                + "); one that trusts its callers opens them with "
+                + f"{OVERRIDABLE_ENV}={','.join(names)}."
+            )
+
+
+def _shown(value: Any) -> str:
+    return repr(mask_secrets(value)) if isinstance(value, str) else repr(value)
+
+
+def served_context(deployment: Deployment) -> type[Context]:
+    """Return the Context class a served graph coerces callers' contexts into.
+
+    LangGraph turns a context dict (SDK, Studio, assistants, ``configurable``) into
+    ``context_schema(**dict)``; this class refuses a locked setting there, for a new run and for
+    a resumed one alike. Its JSON schema marks locked settings read-only for Studio's form.
+    """
+
+    # A refused value is not echoed back in the error (it may carry a caller's credential).
+    @pydantic_dataclass(kw_only=True, frozen=True, config=ConfigDict(hide_input_in_errors=True))
+    class ServedContext(Context):
+        """Settings for one served run; deployment settings are locked (deskresearch.deployment)."""
+
+        served_by: ClassVar[Deployment] = deployment
+
+        @model_validator(mode="before")
+        @classmethod
+        def _environment_defaults(cls, data: Any) -> Any:
+            given = dict(data.kwargs or {}) if isinstance(data, ArgsKwargs) else data
+            if isinstance(given, Mapping):
+                cls.served_by.check(given)
+            return Context._environment_defaults.__func__(cls, data)
+
+        @classmethod
+        def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+            schema = handler(core_schema)
+            props = handler.resolve_ref_schema(schema).get("properties", {})
+            for name in LOCKED:
+                if name in props and name not in cls.served_by.overridable:
+                    props[name]["readOnly"] = True
+            return schema
+
+    return ServedContext

@@ -1,0 +1,57 @@
+"""Deployment-locked settings: refused in a served context, open to a deployment's allow-list."""
+
+import pytest
+from pydantic import ValidationError
+
+from deskresearch.context import Context
+from deskresearch.deployment import LOCKED, Deployment, served_context
+from deskresearch.errors import ConfigError
+from deskresearch.graph import build_graph
+
+
+def test_a_served_context_refuses_each_locked_setting_naming_it_and_the_way_to_open_it() -> None:
+    served = served_context(Deployment())
+    for name, value in {"base_url": "http://evil.example/v1", "corpus_dir": "/etc",
+                        "allow_hosts": "0.0.0.0/0", "cache_path": "/tmp/x.sqlite",
+                        "tavily_base_url": "http://evil.example",
+                        "searxng_url": "http://u:pw@evil.example"}.items():  # fmt: skip
+        with pytest.raises(ValidationError) as err:
+            served(**{name: value})  # type: ignore[arg-type]
+        message = str(err.value)
+        assert name in message and f"DESKRESEARCH_OVERRIDABLE={name}" in message
+        assert "pw@" not in message  # a credential in the refused value is masked
+    assert set(LOCKED) == {"base_url", "tavily_base_url", "searxng_url", "corpus_dir",
+                           "allow_hosts", "cache_path"}  # fmt: skip
+
+
+def test_open_settings_and_the_deployments_own_values_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DESKRESEARCH_CORPUS_DIR", "/srv/files")
+    served = served_context(Deployment())
+    ctx = served(url_per_query=2, corpus_dir="/srv/files", token_budget=1000, cache=False)
+    assert ctx.corpus_dir == "/srv/files" and ctx.url_per_query == 2
+    assert served().corpus_dir == "/srv/files"  # not given: the deployment's
+
+
+def test_a_model_prefix_that_picks_another_endpoint_is_refused_unless_base_url_is_open() -> None:
+    with pytest.raises(ValidationError, match="localhost:11434"):
+        served_context(Deployment())(summary_model="ollama:llama3")
+    assert served_context(Deployment())(summary_model="gpt-4.1-mini").summary_model
+    opened = served_context(Deployment(frozenset({"base_url"})))
+    assert opened(summary_model="ollama:llama3", base_url="http://x/v1").base_url == "http://x/v1"
+
+
+def test_the_allow_list_comes_from_the_environment_and_rejects_typos() -> None:
+    d = Deployment.from_env({"DESKRESEARCH_OVERRIDABLE": "searxng_url, corpus_dir"})
+    assert d.overridable == {"searxng_url", "corpus_dir"}
+    assert served_context(d)(searxng_url="http://s:8888").searxng_url == "http://s:8888"
+    with pytest.raises(ConfigError, match="url_per_query"):
+        Deployment.from_env({"DESKRESEARCH_OVERRIDABLE": "url_per_query"})
+
+
+def test_the_served_graph_refuses_a_dict_but_embedding_keeps_full_control() -> None:
+    served = build_graph(deployment=Deployment())
+    plain = build_graph()
+    assert served.context_schema is not Context and plain.context_schema is Context
+    schema = served.get_context_jsonschema() or {}
+    assert schema["properties"]["base_url"].get("readOnly") is True
+    assert "readOnly" not in (plain.get_context_jsonschema() or {})["properties"]["base_url"]
