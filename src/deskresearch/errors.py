@@ -16,9 +16,10 @@ DeskResearchError
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import Any
 
-from deskresearch.records import Provenance, Usage
+from deskresearch.records import Usage
 
 
 class DeskResearchError(Exception):
@@ -70,9 +71,14 @@ class ContextLengthError(ModelCallError):
 BUDGET_REACHED = "token budget reached"
 
 
-def budget_reached(provenance: Iterable[Provenance]) -> bool:
-    """Tell from a run's provenance whether its token budget refused a call."""
-    return any(BUDGET_REACHED in p["reason"] for p in provenance)
+def budget_reached(state: Mapping[str, Any]) -> bool:
+    """Tell from a run's state whether its token budget refused a call (``budget_stopped``)."""
+    return bool(state.get("budget_stopped"))
+
+
+def budget_update(exc: BaseException) -> dict[str, bool]:
+    """The state update an error handler adds when ``exc`` is the budget's refusal."""
+    return {"budget_stopped": True} if isinstance(exc, BudgetExhausted) else {}
 
 
 class BudgetExhausted(ModelCallError):

@@ -241,7 +241,7 @@ def build_graph(
     context = served_context(deployment) if deployment else Context  # served: locked settings
     g = StateGraph(ResearchState, context_schema=context, input_schema=ResearchInput, output_schema=ResearchOutput)
     g.add_node("start_run", partial(nodes.start_run, llm=svc.llm, search=svc.search,
-                                    extractor=svc.extractor, tokens=svc.tokens, limiter=svc.limiter))
+                                    extractor=svc.extractor, tokens=svc.tokens))
     g.add_node("generate_keywords", partial(nodes.generate_keywords, llm=svc.llm), retry_policy=TRANSIENT)
     g.add_node("keywords_fallback", nodes.keywords_fallback)
     g.add_node("search_keyword", partial(nodes.search_keyword, search=svc.search), input_schema=KeywordTask,
@@ -293,7 +293,9 @@ def build_graph(
     g.add_edge("insufficient_evidence", END)
     # fmt: on
 
-    compiled = as_research_graph(  # as_tool gives a calling model a compact result
+    # A ResearchGraph: each invocation gets its own meter (tokens, retries, budget: runscope),
+    # and as_tool gives a calling model a compact result (tool).
+    compiled = as_research_graph(
         g.compile(checkpointer=checkpointer, cache=cache, store=store, name="deskresearch")
     )
     return compiled.with_config(max_concurrency=max_concurrency)

@@ -183,8 +183,11 @@ OUTPUT_DESCRIPTIONS = {
     "sources": "The source ledger: every page the report may cite as [n], with its URL, "
     "title, dates, content hash and summary.",
     "queries": "The research queries the run searched.",
+    "citations": "The verdict on every cited sentence of the report, with the quote that "
+    "decided it.",
     "usage": "Tokens and calls per stage and model.",
     "provenance": "The audit trail: what happened to each query, page and citation, and why.",
+    "budget_stopped": "True when the token budget ran out and the run stopped gathering.",
 }
 
 
@@ -207,6 +210,7 @@ class ResearchOutput(TypedDict):
     citations: list[Citation]  # nodes/finish_report.py: the verdict on every cited sentence
     usage: Annotated[list[Usage], merge_usage]  # every model-calling node
     provenance: Annotated[list[Provenance], operator.add]  # every node
+    budget_stopped: Annotated[bool, operator.or_]  # error handlers of budgeted stages
 
 
 class ResearchState(ResearchInput, ResearchOutput):
@@ -263,6 +267,7 @@ class QueryOutput(TypedDict):
     pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
     usage: Annotated[list[Usage], merge_usage]
     provenance: Annotated[list[Provenance], operator.add]
+    budget_stopped: Annotated[bool, operator.or_]
 
 
 class QueryState(QueryTask, QueryOutput):
@@ -295,6 +300,7 @@ class PageOutput(TypedDict):
     pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
     usage: Annotated[list[Usage], merge_usage]
     provenance: Annotated[list[Provenance], operator.add]
+    budget_stopped: Annotated[bool, operator.or_]
 
 
 class PageState(PageTask, PageOutput):

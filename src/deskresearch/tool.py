@@ -18,6 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
 from deskresearch.context import Context
+from deskresearch.runscope import ScopedGraph
 from deskresearch.state import ResearchInput, ResearchOutput, ResearchState
 
 
@@ -31,8 +32,11 @@ def compact_result(output: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-class ResearchGraph(CompiledStateGraph[ResearchState, Context, ResearchInput, ResearchOutput]):
-    """The compiled research graph (LangGraph's class, with a compact ``as_tool``)."""
+class ResearchGraph(ScopedGraph[ResearchState, Context, ResearchInput, ResearchOutput]):
+    """The compiled research graph: LangGraph's class with a compact ``as_tool``.
+
+    Each invocation carries its own run meter (``runscope.ScopedGraph``).
+    """
 
     def as_tool(
         self,
@@ -57,6 +61,6 @@ class ResearchGraph(CompiledStateGraph[ResearchState, Context, ResearchInput, Re
 
 
 def as_research_graph(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> ResearchGraph:
-    """Give a freshly compiled graph the compact ``as_tool`` (same object, same behaviour)."""
+    """Make a freshly compiled graph a ResearchGraph (same object): a meter per run, compact tool."""
     compiled.__class__ = ResearchGraph
     return compiled  # type: ignore[return-value]

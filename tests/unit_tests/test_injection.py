@@ -76,7 +76,8 @@ def test_page_text_cannot_close_its_data_block_in_any_prompt() -> None:
                       content_type=None)]  # fmt: skip
     ranking = rank_urls.render(topic="t", query="q", hits=hits, today=date(2026, 1, 1))
     source = Source(id=1, url="https://e.org/x", title=evil, site=evil, published="", date_read="",
-                    queries=[], text_hash="", origin="page", summary=evil)  # fmt: skip
+                    queries=[], text_hash="", origin="page", summary=evil,
+                    facts=[{"claim": evil, "quote": evil}])  # fmt: skip
     report = write_report.render(
         topic="t", sources=[source], words=100, language="en", today=date(2026, 1, 1), retry=False
     )

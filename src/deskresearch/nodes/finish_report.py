@@ -119,7 +119,7 @@ async def finish_report(
         if cite["sentence"] != check["sentence"]:
             changes[(check["unit"], check["index"])] = cite["sentence"] or None
     body = edit(state["draft"], state["language"], changes)
-    if budget_reached(state["provenance"]):
+    if budget_reached(state):
         body = f"{BUDGET_NOTE.format(budget=ctx.token_budget, sources=len(state['sources']))}\n\n{body}"
     parts = [body, render_references(state["sources"]), appendix(citations)]
     provenance: list[Provenance] = [

@@ -44,7 +44,7 @@ def summary_of_attempts(state: ResearchState) -> str:
         "",
         "Try a broader or differently worded topic, another search backend, or check the network.",
     ]
-    if budget_reached(state["provenance"]):
+    if budget_reached(state):
         lines.append(
             "The run's token budget ran out before a page was summarised: raise token_budget."
         )

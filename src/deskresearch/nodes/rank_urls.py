@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from deskresearch.asking import ask
 from deskresearch.context import Context, resolve
-from deskresearch.errors import ModelOutputError, ServiceError
+from deskresearch.errors import ModelOutputError, ServiceError, budget_update
 from deskresearch.progress import emit, note
 from deskresearch.prompts import rank_urls as prompt
 from deskresearch.records import Provenance, SearchHit
@@ -111,6 +111,7 @@ def rank_failed(state: QueryState, error: NodeError, runtime: Runtime[Context]) 
     fallback = note(
         "rank_urls", state["query"], "fallback", f"{error.error}; using the engine's order"
     )
+    update |= budget_update(error.error)
     return Command(
         update={**update, "provenance": [fallback, *update["provenance"]]}, goto="claim_pages"
     )

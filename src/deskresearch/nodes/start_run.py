@@ -14,7 +14,6 @@ from deskresearch.context import Context, resolve
 from deskresearch.errors import ConfigError
 from deskresearch.progress import emit
 from deskresearch.services.base import ChatService, ContentExtractor, SearchService, TokenCounter
-from deskresearch.services.limits import Limiter
 from deskresearch.state import ResearchInput
 
 MAX_TOPIC_CHARS = 2000
@@ -61,7 +60,6 @@ async def start_run(
     search: SearchService,
     extractor: ContentExtractor,
     tokens: TokenCounter,
-    limiter: Limiter | None = None,
 ) -> dict[str, Any]:
     """Check everything that can be checked before spending a token; reset reducer lists.
 
@@ -74,8 +72,6 @@ async def start_run(
     # Checks may touch files (the cache, a corpus folder): off the event loop, whose blocking
     # guard under `langgraph dev` would otherwise fail the run.
     await asyncio.to_thread(_check, ctx, llm, search)
-    if limiter is not None:  # a fresh retry and token meter for this run
-        limiter.start_run()
     tokens.warm()
     extractor.warm()
     emit(runtime, "start_run", "started", topic=topic, language=language)
@@ -106,4 +102,5 @@ async def start_run(
         "sections": Overwrite([]),
         "usage": Overwrite([]),
         "provenance": Overwrite([]),
+        "budget_stopped": Overwrite(False),
     }

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from deskresearch.asking import Answer, ask
 from deskresearch.context import Context, resolve
-from deskresearch.errors import ContextLengthError, ServiceError
+from deskresearch.errors import ContextLengthError, ServiceError, budget_update
 from deskresearch.grounding.quotes import find_quote, normalise
 from deskresearch.progress import emit, note
 from deskresearch.prompts import summarise as prompt
@@ -182,6 +182,7 @@ def summarise_failed(state: ChunkTask, error: NodeError) -> Command[Any]:
         update={
             "chunk_notes": [_note(state["index"], error=str(error.error))],
             "provenance": [note("summarise_chunk", state["url"], "failed", reason)],
+            **budget_update(error.error),
         }
     )
 
@@ -261,5 +262,6 @@ def reduce_failed(state: PageState, error: NodeError) -> Command[Any]:
         update={
             "pages": [_with_facts(page, facts[:MAX_FACTS])],
             "provenance": [note("reduce_page", state["url"], "fallback", reason)],
+            **budget_update(error.error),
         }
     )

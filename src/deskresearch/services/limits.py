@@ -11,26 +11,26 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
 from langchain_core.messages import BaseMessage
-from langgraph.config import get_config
 
-from deskresearch.errors import BudgetExhausted, ModelOutputError, RefusedURL
-from deskresearch.records import FetchedPage, FetchLimits, ModelSpec, Stage, Usage, Validators
+from deskresearch.errors import ModelOutputError, RefusedURL
+from deskresearch.records import FetchedPage, FetchLimits, ModelSpec, Stage, Validators
+from deskresearch.runscope import current_meter
 from deskresearch.services.base import ChatCall, ChatLayer, ChatService, PageFetcher, Reply
 
 T = TypeVar("T")
 
 
 class Limiter:
-    """Named semaphores (one set per event loop), request pacing and cool-downs, run meters.
+    """Named semaphores (one set per event loop), request pacing and cool-downs.
 
     asyncio primitives cannot cross event loops; the CLI runs one loop per run, a server one
-    loop for all. Nothing here is shared across processes.
+    loop for all. Nothing here is shared across processes, and nothing here belongs to one run
+    (what a run spends is in its own meter: deskresearch.runscope).
     """
 
     def __init__(self) -> None:
@@ -38,7 +38,6 @@ class Limiter:
             asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]
         ] = WeakKeyDictionary()
         self._next: dict[str, float] = {}  # name → earliest monotonic time of the next request
-        self._runs: dict[str, RunMeter] = {}  # run key → what the run spent
 
     async def pace(self, name: str, per_second: float) -> None:
         """Wait for ``name``'s next request time: ``per_second`` spacing and any cool-down."""
@@ -52,22 +51,6 @@ class Limiter:
         """Hold every request to ``name`` back for ``seconds`` (a server's Retry-After)."""
         self._next[name] = max(self._next.get(name, 0.0), time.monotonic() + seconds)
 
-    def start_run(self) -> None:
-        """Open a fresh meter for the current run (start_run calls this)."""
-        self._runs[run_key()] = RunMeter()
-
-    def meter(self) -> RunMeter:
-        """Return the current run's meter."""
-        return self._runs.setdefault(run_key(), RunMeter())
-
-    def take_retry(self, cap: int) -> bool:
-        """Count one retry against the run's budget; False once ``cap`` retries were taken."""
-        meter = self.meter()
-        if meter.retries >= cap:
-            return False
-        meter.retries += 1
-        return True
-
     @asynccontextmanager
     async def slot(self, name: str, limit: int) -> AsyncIterator[None]:
         """Hold one of ``limit`` slots named ``name`` for the duration of the block."""
@@ -75,42 +58,6 @@ class Limiter:
         sem = slots.setdefault((name, limit), asyncio.Semaphore(limit))
         async with sem:
             yield
-
-
-@dataclass
-class RunMeter:
-    """What one run spent in this process: retries and tokens."""
-
-    tokens: int = 0
-    retries: int = 0
-
-    def charge(self, usage: Usage | None) -> None:
-        """Add a call's tokens."""
-        if usage:
-            self.tokens += usage["input_tokens"] + usage["output_tokens"]
-
-    def check(self, stage: Stage, budget: int) -> None:
-        """Refuse a gathering call once ``budget`` (0: none) is spent; the report is always written.
-
-        The budget travels with each call (ModelSpec), so a run resumed in a new process, whose
-        start_run step is not replayed, still has one (counted afresh there).
-        """
-        if budget and stage in BUDGETED and self.tokens >= budget:
-            raise BudgetExhausted(budget, self.tokens)
-
-
-BUDGETED: frozenset[Stage] = frozenset({"rank_urls", "summarise_chunk", "reduce_page"})
-
-
-def run_key() -> str:
-    """Name the current run: its thread id (CLI, server), else the server's run id, else ""."""
-    try:
-        config = get_config()
-    except RuntimeError:  # called outside a graph run
-        return ""
-    configurable = config.get("configurable") or {}
-    metadata = config.get("metadata") or {}
-    return str(configurable.get("thread_id") or metadata.get("run_id") or "")
 
 
 def endpoint_name(endpoint: str) -> str:
@@ -137,7 +84,7 @@ class LimitedChat(ChatLayer):
     async def _metered(
         self, call: Callable[[], Awaitable[Reply[T]]], spec: ModelSpec, stage: Stage, estimate: int
     ) -> Reply[T]:
-        meter = self._limiter.meter()
+        meter = current_meter()
         name = endpoint_name(self.endpoint(spec))
         async with self._limiter.slot(name, spec.max_concurrent):
             meter.check(stage, spec.token_budget)

@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from deskresearch.errors import ModelCallError
-from deskresearch.records import ModelSpec
+from deskresearch.records import ModelSpec, Stage
+from deskresearch.runscope import current_meter
 from deskresearch.services.base import ChatCall, ChatLayer, ChatService, Reply
 from deskresearch.services.limits import Limiter, endpoint_name
 
@@ -43,9 +44,9 @@ class RetryingChat(ChatLayer):
 
     async def around(self, call: Callable[[], Awaitable[Reply[T]]], request: ChatCall) -> Reply[T]:
         """Run ``call``, retrying under the run's limits."""
-        return await self._retry(call, request.spec)
+        return await self._retry(call, request.spec, request.stage)
 
-    async def _retry(self, call: Callable[[], Awaitable[T]], spec: ModelSpec) -> T:
+    async def _retry(self, call: Callable[[], Awaitable[T]], spec: ModelSpec, stage: Stage) -> T:
         attempt = 1
         while True:
             try:
@@ -55,7 +56,7 @@ class RetryingChat(ChatLayer):
                     raise
                 if attempt >= spec.max_attempts:
                     raise _final(exc, f"gave up after {attempt} attempts") from exc
-                if not self._limiter.take_retry(spec.run_retries):
+                if not current_meter().take_retry(stage, spec.run_retries):
                     raise _final(exc, f"the run's {spec.run_retries} retries are spent") from exc
                 if exc.retry_after is not None:
                     self._limiter.cool_down(endpoint_name(self.endpoint(spec)), exc.retry_after)

@@ -10,6 +10,7 @@ from deskresearch.context import Context
 from deskresearch.errors import BudgetExhausted
 from deskresearch.nodes.rank_urls import Ranking
 from deskresearch.records import FetchedPage, FetchLimits, Stage, Validators
+from deskresearch.runscope import metered
 from deskresearch.services.limits import LimitedChat, LimitedFetcher, Limiter
 from tests.support.fakes import ScriptedChat
 from tests.support.loopback import FakeWeb, Latency, serve
@@ -88,9 +89,23 @@ async def test_the_token_budget_travels_with_each_call() -> None:
     chat = LimitedChat(ScriptedChat({"rank_urls": [Ranking(indices=[0])] * 3}), Limiter())
     spec = Context(token_budget=5).summary_spec()
     assert spec.token_budget == 5
-    first = await chat.structured([HumanMessage("q")], Ranking, spec=spec, stage="rank_urls")
-    assert first.usage["input_tokens"] + first.usage["output_tokens"] >= 5
-    with pytest.raises(BudgetExhausted):
+    with metered() as meter:
+        first = await chat.structured([HumanMessage("q")], Ranking, spec=spec, stage="rank_urls")
+        assert first.usage["input_tokens"] + first.usage["output_tokens"] >= 5
+        with pytest.raises(BudgetExhausted):
+            await chat.structured([HumanMessage("q")], Ranking, spec=spec, stage="rank_urls")
+        unbudgeted = Context(token_budget=0).summary_spec()
+        await chat.structured([HumanMessage("q")], Ranking, spec=unbudgeted, stage="rank_urls")
+    assert meter.budget_stopped
+
+
+async def test_each_run_has_its_own_meter_and_nothing_outlives_it() -> None:
+    """Two runs side by side: one spends its budget, the other is untouched; no table remains."""
+    chat = LimitedChat(ScriptedChat({"rank_urls": [Ranking(indices=[0])] * 4}), Limiter())
+    spec = Context(token_budget=5).summary_spec()
+    with metered() as one:
         await chat.structured([HumanMessage("q")], Ranking, spec=spec, stage="rank_urls")
-    unbudgeted = Context(token_budget=0).summary_spec()
-    await chat.structured([HumanMessage("q")], Ranking, spec=unbudgeted, stage="rank_urls")
+    with metered() as two:
+        await chat.structured([HumanMessage("q")], Ranking, spec=spec, stage="rank_urls")
+    assert one.tokens == two.tokens > 0 and not one.budget_stopped
+    assert not [k for k, v in vars(chat).items() if isinstance(v, dict) and v], vars(chat)

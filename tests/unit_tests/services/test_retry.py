@@ -9,7 +9,9 @@ from langchain_core.messages import HumanMessage
 
 from deskresearch.errors import ConfigError, ModelCallError
 from deskresearch.nodes.keywords import Keywords
+from deskresearch.nodes.rank_urls import Ranking
 from deskresearch.records import ModelSpec
+from deskresearch.runscope import metered
 from deskresearch.services.limits import LimitedChat, Limiter
 from deskresearch.services.retry import RetryingChat, backoff_delay
 from tests.support.fake_model import FakeModel, chat_over
@@ -61,16 +63,25 @@ async def test_retry_after_holds_back_every_call_to_the_endpoint() -> None:
     assert len(model.requests) == 3
 
 
-async def test_the_run_retry_budget_is_shared_by_all_calls() -> None:
+async def rank(chat: RetryingChat, **kw: Any) -> Any:
+    return await chat.structured(MSGS, Ranking, spec=spec(**kw), stage="rank_urls")
+
+
+async def test_the_run_retry_budget_is_shared_by_all_gathering_calls() -> None:
     model = FakeModel()
-    model.fail("Keywords", *["http_500"] * 10)
+    model.fail("Ranking", *["http_500"] * 10)
     chat = retrying(model)
-    with pytest.raises(ModelCallError, match="2 retries are spent"):
-        await ask(chat, max_attempts=10, run_retries=2)
-    assert len(model.requests) == 3
-    with pytest.raises(ModelCallError, match="spent"):
-        await ask(chat, max_attempts=10, run_retries=2)
-    assert len(model.requests) == 4, "the budget stays spent: one attempt, no retry"
+    with metered():
+        with pytest.raises(ModelCallError, match="2 retries are spent"):
+            await rank(chat, max_attempts=10, run_retries=2)
+        assert len(model.requests) == 3
+        with pytest.raises(ModelCallError, match="spent"):
+            await rank(chat, max_attempts=10, run_retries=2)
+        assert len(model.requests) == 4, "the budget stays spent: one attempt, no retry"
+        # The steps no page can route around keep their own attempts.
+        model.fail("Keywords", "http_500", "http_500")
+        reply = await ask(chat, max_attempts=3, run_retries=2)
+    assert reply.value.keywords and len(model.requests) == 7
 
 
 async def test_an_invalid_key_is_never_retried() -> None:
