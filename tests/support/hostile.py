@@ -112,6 +112,8 @@ def respond(h: BaseHTTPRequestHandler, path: str) -> bool:
     elif path in ("/report.pdf", "/broken.pdf"):
         data = make_pdf(PDF_TEXT, "Battery recycling report")
         send(h, 200, data if path == "/report.pdf" else data[: len(data) // 3], "application/pdf")
+    elif path == "/huge-article":  # 20 MB on topic: the byte cap, then the chunk bound act
+        send(h, 200, huge_article(), "text/html")
     elif path == "/binary":
         send(h, 200, bytes(range(256)) * 64, "application/octet-stream")
     elif path == "/big":  # 60 MB without a length: only the byte cap stops the reader
@@ -124,3 +126,29 @@ def respond(h: BaseHTTPRequestHandler, path: str) -> bool:
     else:
         return False
     return True
+
+
+HUGE_ARTICLE_BYTES = 20_000_000
+_SENTENCES = (
+    "Recycling plants recover lithium, cobalt and nickel from used EV battery packs.",
+    "Hydrometallurgy dissolves the black mass in acid and precipitates the metals one by one.",
+    "Pyrometallurgy smelts whole cells; it is robust but loses the lithium to the slag.",
+    "Direct recycling keeps the cathode crystal intact and needs far less energy.",
+    "The EU battery regulation sets recovery targets of 80 percent for lithium by 2031.",
+    "Collection of end-of-life batteries from cars remains the bottleneck for recyclers.",
+)
+
+
+@cache
+def huge_article() -> bytes:
+    """A 20 MB article that stays on topic throughout (the cut must choose, not skip)."""
+    head = b"<html><head><title>EV battery recycling: the complete report</title></head><body>"
+    paragraphs = []
+    size, i = len(head), 0
+    while size < HUGE_ARTICLE_BYTES:
+        words = " ".join(_SENTENCES[(i + k) % len(_SENTENCES)] for k in range(4))
+        p = f"<p>Section {i}: {words}</p>\n".encode()
+        paragraphs.append(p)
+        size += len(p)
+        i += 1
+    return head + b"<article>" + b"".join(paragraphs) + b"</article></body></html>"
