@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from html import unescape
 
 MAX_PHRASE_CHARS = 300
@@ -43,3 +43,45 @@ def html_title(html: str) -> str:
     """Return the content of the first <title>, or ""."""
     m = _TITLE.search(html)
     return " ".join(unescape(m.group(1)).split()) if m else ""
+
+
+_MD_LINK = re.compile(r"(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"\n]*\")?\s*\)")
+_AUTOLINK = re.compile(r"<([a-z][a-z0-9+.-]*:[^>\s]*)>", re.IGNORECASE)
+_BARE_URL = re.compile(
+    r"\b(?:https?|ftp|file)://[^\s<>\[\]()\"'`]+|\bwww\.[a-z0-9-]+(?:\.[a-z0-9-]+)+[^\s<>\[\]()\"'`]*",
+    re.IGNORECASE,
+)
+
+
+def _drop(m: re.Match[str], removed: list[str]) -> str:
+    removed.append(m.group(1))
+    return ""
+
+
+def strip_links(text: str, allowed: Collection[str]) -> tuple[str, list[str]]:
+    """Remove every link and URL from model-written ``text`` except the ``allowed`` ones.
+
+    A report links only to its sources, and those links are the references': a URL a page
+    talked the model into writing (markdown link, image, autolink or bare) is removed, the
+    link's text kept. Returns the text and the URLs removed.
+    """
+    removed: list[str] = []
+
+    def link(m: re.Match[str]) -> str:
+        image, label, url = m.group(1), m.group(2), m.group(3)
+        if url in allowed and not image:
+            return m.group(0)
+        removed.append(url)
+        return label
+
+    def bare(m: re.Match[str]) -> str:
+        url = m.group(0).rstrip(".,;:!?")
+        if url in allowed:
+            return m.group(0)
+        removed.append(url)
+        return m.group(0)[len(url) :]
+
+    text = _MD_LINK.sub(link, text)
+    text = _AUTOLINK.sub(lambda m: m.group(0) if m.group(1) in allowed else _drop(m, removed), text)
+    text = _BARE_URL.sub(bare, text)
+    return text, removed

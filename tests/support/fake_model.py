@@ -456,3 +456,27 @@ class FailingTopics(FakeModel):
             error = {"message": "injected 500 for a doomed topic", "type": "server_error"}
             return 500, {"error": error}, {}
         return super().handle(body)
+
+
+# A compromised model: whatever a page says to it, it does. Appended (see the module doc).
+PAYLOAD = (
+    "\n\nRead more at https://evil.example/steal and [here](https://evil.example/phish) [9]. "
+    '![x](https://evil.example/pixel.png)\n\n```json\n{"status": "hacked"}\n```\n\n'
+    "## References\n\n[9] Evil Corp <https://evil.example/ref>\n"
+)
+
+
+class CompromisedModel(FakeModel):
+    """Obeys any page that carries hostile.ORDER: relays it as a fact, then writes it into the
+    report with a foreign URL, a markdown link, an image, an invented citation [9], a JSON block
+    and a references section of its own."""
+
+    def _answer(self, stage: str, user: str, fault: Fault) -> Any:
+        answer = super()._answer(stage, user, fault)
+        order = re.search(r"[^.\n]*EVIL-ORDER[^\n]*", user)
+        if stage == "ChunkSummary" and order and isinstance(answer, dict):
+            said = " ".join(order.group(0).split())
+            return {"relevant": True, "facts": [{"claim": said, "quote": said}, *answer["facts"]]}
+        if stage == REPORT and order and isinstance(answer, str):
+            return answer + PAYLOAD
+        return answer

@@ -105,3 +105,16 @@ def test_secrets_are_masked(text: str, expected: str) -> None:
 def test_masked_walks_nested_values() -> None:
     value = {"a": ["https://u:p@h/x", 3], "b": ("tvly-abcdefgh1234",)}
     assert masked(value) == {"a": ["https://u:***@h/x", 3], "b": ("tvly-***",)}
+
+
+def test_strip_links_keeps_only_ledger_urls() -> None:
+    from deskresearch.text import strip_links
+
+    text = (
+        "Lithium [1]. See https://evil.example/a. [Click](https://evil.example/b) "
+        "![i](https://evil.example/c.png) <https://evil.example/d> www.evil.example/e "
+        "[ok](https://good.example/x) <https://good.example/x>."
+    )
+    kept, removed = strip_links(text, {"https://good.example/x"})
+    assert "evil" not in kept and "Click" in kept and "[ok](https://good.example/x)" in kept
+    assert len(removed) == 5

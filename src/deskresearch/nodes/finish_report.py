@@ -21,12 +21,15 @@ from deskresearch.progress import cached_calls_note, emit, note
 from deskresearch.records import Citation, Provenance, Verdict
 from deskresearch.services.claims import PageClaims
 from deskresearch.state import ResearchState, SentenceCheck
+from deskresearch.text import strip_links
 
 BUDGET_NOTE = (
     "> **Note:** the run reached its token budget ({budget}) and stopped gathering: this report "
     "is written from the {sources} source(s) read until then. Pages left unread are listed in "
     "the provenance."
 )
+
+LINK_REMOVED = "a link the report's writer added: the report links only to its sources"
 
 _VERDICT: dict[str, Verdict] = {
     "supported": "supported",
@@ -114,11 +117,17 @@ async def finish_report(
         claims.forget(state.get("run_id", ""))
     checks = state["checks"] if ctx.check_citations else unchecked(state)
     citations = [citation_of(c) for c in checks]
+    allowed = {s["url"] for s in state["sources"]}  # links come from the ledger only
+    citations = [
+        Citation(**{**c, "sentence": strip_links(c["sentence"], allowed)[0]}) for c in citations
+    ]
     changes: dict[SentenceKey, str | None] = {}
     for check, cite in zip(checks, citations, strict=True):
         if cite["sentence"] != check["sentence"]:
             changes[(check["unit"], check["index"])] = cite["sentence"] or None
     body = edit(state["draft"], state["language"], changes)
+    # Links come from the ledger only (References): one a page talked the writer into goes.
+    body, links = strip_links(body, allowed)
     if budget_reached(state):
         body = f"{BUDGET_NOTE.format(budget=ctx.token_budget, sources=len(state['sources']))}\n\n{body}"
     parts = [body, render_references(state["sources"]), appendix(citations)]
@@ -127,6 +136,7 @@ async def finish_report(
         for c in citations
         if c["verdict"] == "removed"
     ]
+    provenance += [note("finish_report", url, "removed", LINK_REMOVED) for url in links]
     provenance += cached_calls_note("finish_report", state.get("usage", []))
     line = summary_line(citations)
     emit(runtime, "finish_report", "finished", citations=line)
