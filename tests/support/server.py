@@ -27,6 +27,13 @@ def free_port() -> int:
 @contextmanager
 def dev_server(env: dict[str, str], log: Path) -> Iterator[str]:
     """Run `langgraph dev` with ``env`` (plus QUIET) until the block ends; yield its URL."""
+    with dev_server_process(env, log) as (url, _):
+        yield url
+
+
+@contextmanager
+def dev_server_process(env: dict[str, str], log: Path) -> Iterator[tuple[str, int]]:
+    """Like dev_server; yield its URL and the CLI process's pid (the server runs under it)."""
     port = free_port()
     with log.open("w") as out:
         proc = subprocess.Popen(
@@ -45,7 +52,7 @@ def dev_server(env: dict[str, str], log: Path) -> Iterator[str]:
                     break
             except httpx.HTTPError:
                 time.sleep(0.3)
-        yield url
+        yield url, proc.pid
     finally:
         proc.terminate()
         try:

@@ -118,7 +118,9 @@ class OpenAIChat:
         self._api_key = api_key
         self._http = http_async_client
         self._env = os.environ if environ is None else environ
-        self._models: dict[ModelSpec, ChatOpenAI] = {}
+        # One client per (model, endpoint, timeout): a run's budget or limits must not make a
+        # new client that outlives the run.
+        self._models: dict[tuple[str, str, float], ChatOpenAI] = {}
         self._rejected: set[tuple[tuple[str, str], Method]] = set()  # (endpoint, model), method
 
     def _endpoint(self, spec: ModelSpec) -> tuple[str | None, str | None]:
@@ -137,10 +139,11 @@ class OpenAIChat:
             raise ConfigError(NO_ENDPOINT)
 
     def _model(self, spec: ModelSpec) -> ChatOpenAI:
-        if spec not in self._models:
+        client = (spec.model, spec.base_url, spec.timeout_s)
+        if client not in self._models:
             self.check(spec)
             base, key = self._endpoint(spec)
-            self._models[spec] = ChatOpenAI(
+            self._models[client] = ChatOpenAI(
                 model=spec.model,
                 base_url=base,
                 # Local servers ignore the key but the client insists on one.
@@ -149,7 +152,7 @@ class OpenAIChat:
                 max_retries=0,
                 http_async_client=self._http,
             )
-        return self._models[spec]
+        return self._models[client]
 
     async def structured(
         self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage

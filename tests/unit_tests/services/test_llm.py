@@ -83,3 +83,16 @@ def test_check_requires_a_key_or_a_base_url() -> None:
         OpenAIChat(environ={}).check(none)
     OpenAIChat(environ={"OPENAI_BASE_URL": "http://localhost:11434/v1"}).check(none)
     OpenAIChat(environ={"OPENAI_API_KEY": "k"}).check(none)
+
+
+def test_a_runs_budget_or_limits_do_not_make_a_client_that_outlives_it() -> None:
+    import dataclasses
+
+    from deskresearch.context import Context
+    from deskresearch.services.llm import OpenAIChat
+
+    chat = OpenAIChat(environ={"OPENAI_API_KEY": "k"})
+    for budget in (0, 1000, 2000):
+        spec = dataclasses.replace(Context(token_budget=budget).summary_spec(), max_concurrent=3)
+        chat._model(spec)
+    assert len(chat._models) == 1
