@@ -20,10 +20,11 @@ from typing import Any
 
 from deskresearch.grounding.draft import language_code
 from deskresearch.grounding.quotes import find_quote
+from deskresearch.injection import remove_injections
 from deskresearch.records import Fact, Source
 from deskresearch.services.extract import extract_sync
 from deskresearch.state import PageDigest
-from deskresearch.text import remove_injections, text_hash
+from deskresearch.text import text_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = Path(__file__).with_name("grounding_cases.json")
