@@ -161,7 +161,7 @@ class ModelFields:
             json_schema_extra=MODELS,
             ge=0,
             le=1000,
-            description="Retries one run may spend on all its model calls together; then failing calls fall back at once.",
+            description="Retries one run may spend on its gathering calls (ranking, page summaries) together; then those fall back at once. Keywords, planning and the report keep model_attempts each.",
         ),
     ] = 40
     token_budget: Annotated[
