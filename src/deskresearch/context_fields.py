@@ -70,12 +70,16 @@ class ModelFields:
     report_mode: Annotated[
         Literal["sections", "single"],
         Field(
+            title="How the report is written",
+            json_schema_extra=MODELS,
             description="sections: an outline first, then every section written at the same time (faster; falls back to single if the outline is unusable). single: the whole report in one call.",
         ),
     ] = "sections"
     check_citations: Annotated[
         bool,
         Field(
+            title="Check every citation",
+            json_schema_extra=MODELS,
             description="Check every cited sentence against the source it cites: words and figures by code, the rest by one batched model call; sentences pinned on the wrong source are re-cited, unsupported ones rewritten once or removed. Verdicts in the result's citations. false: citations are left unchecked.",
         ),
     ] = True
@@ -83,8 +87,9 @@ class ModelFields:
         str,
         Field(
             max_length=200,
+            title="Model for checking citations",
             description="Model that judges the citations code cannot decide and rewrites failing sentences (two calls per report at most). Empty: summary_model. provider:model as for summary_model.",
-            json_schema_extra=_MODEL_PICKER,
+            json_schema_extra={**_MODEL_PICKER, **MODELS},
         ),
     ] = ""
     base_url: Annotated[

@@ -43,7 +43,11 @@ LOCKED: dict[str, str] = {
 }
 """Settings a served run may not change, and why (the README's Security section lists them)."""
 
-MODEL_FIELDS = ("summary_model", "report_model")  # a provider prefix picks an endpoint
+MODEL_FIELDS = (
+    "summary_model",
+    "report_model",
+    "judge_model",
+)  # a provider prefix picks an endpoint
 
 
 @dataclass(frozen=True)
