@@ -35,7 +35,7 @@ def test_open_settings_and_the_deployments_own_values_pass(monkeypatch: pytest.M
 def test_a_model_prefix_that_picks_another_endpoint_is_refused_unless_base_url_is_open() -> None:
     for name in ("summary_model", "report_model", "judge_model"):
         with pytest.raises(ValidationError, match="localhost:11434"):
-            served_context(Deployment())(**{name: "ollama:llama3"})
+            served_context(Deployment())(**{name: "ollama:llama3"})  # type: ignore[arg-type]
     assert served_context(Deployment())(summary_model="gpt-4.1-mini").summary_model
     opened = served_context(Deployment(frozenset({"base_url"})))
     assert opened(summary_model="ollama:llama3", base_url="http://x/v1").base_url == "http://x/v1"
