@@ -1,7 +1,9 @@
 """The CLI's settings: every value remembers where it came from, so an error can say so.
 
 Precedence: a flag > the ``--config`` file > the environment (``DESKRESEARCH_<FIELD>``) > the
-default. A resumed run takes the saved run's settings in place of the environment. A bad value
+default. A resumed run takes the saved run's settings in place of the environment, except the
+values that carry a secret (a password in a URL): those are never saved, so they come from the
+environment again. A bad value
 is reported as ``field=value from <where>: <what is wrong> (<how to fix it>)``, one per field.
 """
 
@@ -69,7 +71,8 @@ def gather(
 ) -> dict[str, Given]:
     """Collect every setting given for this run, highest precedence first.
 
-    ``saved``: the settings of the run being resumed (they replace the environment).
+    ``saved``: the settings of the run being resumed (they replace the environment; a setting
+    not among them, one that carried a secret, is read from the environment again).
     """
     from_file = read_config(ns.config) if ns.config else {}
     given: dict[str, Given] = {}
@@ -80,11 +83,10 @@ def gather(
         elif opt.name in from_file:
             where = f"{opt.name} in {ns.config}"
             given[opt.name] = Given(from_file[opt.name], where, f"change {where}")
-        elif saved is not None:
-            if opt.name in saved:
-                origin = f"the saved run {thread}"
-                given[opt.name] = Given(saved[opt.name], origin, f"override it with {opt.flag}")
-        elif opt.env in environ:
+        elif saved is not None and opt.name in saved:
+            origin = f"the saved run {thread}"
+            given[opt.name] = Given(saved[opt.name], origin, f"override it with {opt.flag}")
+        elif opt.env in environ:  # a resumed run's secret-bearing values were never saved
             origin = f"{opt.env} in the environment"
             given[opt.name] = Given(environ[opt.env], origin, f"change or unset {opt.env}")
     if ns.review and "review_plan" not in given:

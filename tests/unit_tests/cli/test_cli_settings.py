@@ -7,6 +7,7 @@ import pytest
 from deskresearch.cli import build_parser
 from deskresearch.cli_options import OPTIONS, from_context
 from deskresearch.cli_settings import context_from, gather
+from deskresearch.context import Context
 from deskresearch.errors import ConfigError
 
 
@@ -47,6 +48,14 @@ def test_a_resumed_run_takes_its_saved_settings_over_the_environment() -> None:
     env = {"DESKRESEARCH_URL_PER_QUERY": "7"}
     got = settings("--language", "fr", env=env, saved={"url_per_query": 2, "language": "en-us"})
     assert got == {"url_per_query": 2, "language": "fr"}
+
+
+def test_a_resumed_run_reads_a_setting_that_held_a_secret_from_the_environment_again() -> None:
+    # start_run saves Context.resumable_settings(): a URL with a password is left out of it.
+    url = "http://u:pw@searx.example"
+    saved = Context(searxng_url=url, url_per_query=2).resumable_settings()
+    env = {"DESKRESEARCH_SEARXNG_URL": url, "DESKRESEARCH_URL_PER_QUERY": "7"}
+    assert settings(env=env, saved=saved) == {**saved, "searxng_url": url}
 
 
 def test_a_bad_flag_is_named_as_the_flag_with_its_range() -> None:
