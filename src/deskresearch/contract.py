@@ -9,22 +9,20 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 from datetime import datetime
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from deskresearch import __version__
 from deskresearch.cli_progress import StageClock
 from deskresearch.context import Context
+from deskresearch.masking import mask_secrets
 from deskresearch.pricing import estimate
 from deskresearch.records import ModelSpec, Usage
 
 SCHEMA_VERSION = "1.0"
 OPENAI_DEFAULT = "https://api.openai.com/v1"
-_SECRET_PARAM = re.compile(r"key|token|secret|password|passwd|auth|sig", re.IGNORECASE)
 RESULT_KEYS = ("status", "report", "sources", "queries", "usage", "provenance")
 
 
@@ -35,27 +33,10 @@ def schema() -> dict[str, Any]:
     return loaded
 
 
-def mask_url(url: str) -> str:
-    """Return ``url`` fit to publish: a password and secret-looking query values become ***."""
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if parts.password is not None:
-            user = parts.username or ""
-            netloc = f"{user}:***@{netloc.rsplit('@', 1)[1]}"
-        query = urlencode(
-            [(k, "***" if _SECRET_PARAM.search(k) else v) for k, v in parse_qsl(parts.query)],
-            safe="*",
-        )
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    except ValueError:
-        return "<unparseable URL>"
-
-
 def endpoint_of(spec: ModelSpec, environ: Mapping[str, str] | None = None) -> str:
     """Return the URL a model call goes to (masked), as the model client resolves it."""
     env = os.environ if environ is None else environ
-    return mask_url(spec.base_url or env.get("OPENAI_BASE_URL") or OPENAI_DEFAULT)
+    return mask_secrets(spec.base_url or env.get("OPENAI_BASE_URL") or OPENAI_DEFAULT)
 
 
 def _totals(usage: list[Usage]) -> dict[str, Any]:

@@ -14,9 +14,13 @@ MASK = "***"
 
 # scheme://user:password@host → scheme://user:***@host; scheme://token@host → scheme://***@host
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s:@?#]*)(?::([^/\s@?#]*))?@")
+# A query parameter named like a secret: the plain names, any name ending in token, secret,
+# password or signature (accessToken, X-Amz-Signature), or key/auth/sig after a separator
+# (x-api-key, private_key); "monkey=" or "country_code=" stay readable.
 _QUERY = re.compile(
-    r"(?i)([?&;](?:api[_-]?key|apikey|key|token|access[_-]?token|auth|authorization|password"
-    r"|passwd|pwd|secret|client[_-]?secret|sig|signature|session|code)=)[^&#\s\"'<>]+"
+    r"(?i)([?&;](?:api[_-]?key|apikey|key|auth|authorization|pwd|sig|session|code"
+    r"|[\w.-]*(?:token|secret|password|passwd|signature)|[\w.-]*[_.-](?:key|auth|sig))=)"
+    r"[^&#\s\"'<>]+"
 )
 _DSN_PASSWORD = re.compile(r"(?i)\b(password|passwd|pwd)\s*=\s*(?!\*\*\*)[^\s;,&\"']+")
 _BEARER = re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}")

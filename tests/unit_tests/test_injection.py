@@ -96,6 +96,18 @@ def test_page_text_cannot_close_its_data_block_in_any_prompt() -> None:
         ("Authorization: Bearer abcdefgh12345678", "Authorization: Bearer ***"),
         ("got sk-proj-abcdefghijklmnop back", "got sk-*** back"),
         ("https://example.org/page?id=3", "https://example.org/page?id=3"),
+        (
+            "https://s.example/x?X-Amz-Signature=abc&X-Amz-Date=1",
+            "https://s.example/x?X-Amz-Signature=***&X-Amz-Date=1",
+        ),
+        (
+            "http://h/v1?x-api-key=abc&accessToken=def&private_token=ghi",
+            "http://h/v1?x-api-key=***&accessToken=***&private_token=***",
+        ),
+        (
+            "https://shop.example/?monkey=1&country_code=de&keyword=ev",
+            "https://shop.example/?monkey=1&country_code=de&keyword=ev",
+        ),
     ],
 )
 def test_secrets_are_masked(text: str, expected: str) -> None:

@@ -9,8 +9,8 @@ import pytest
 
 from deskresearch.cli_progress import StageClock
 from deskresearch.context import Context
-from deskresearch.contract import SCHEMA_VERSION, document, mask_url, schema
-from deskresearch.records import Citation, Decider, Outcome, Status, Verdict
+from deskresearch.contract import SCHEMA_VERSION, document, endpoint_of, schema
+from deskresearch.records import Citation, Decider, ModelSpec, Outcome, Status, Verdict
 
 
 def validator() -> jsonschema.Draft202012Validator:
@@ -43,7 +43,10 @@ def test_the_schema_file_is_inside_the_package() -> None:
     ],
 )
 def test_endpoints_are_masked(url: str, shown: str) -> None:
-    assert mask_url(url) == shown
+    spec = ModelSpec(model="m", base_url=url, method="auto", timeout_s=1.0)
+    assert endpoint_of(spec, {}) == shown
+    assert endpoint_of(ModelSpec(model="m", base_url="", method="auto", timeout_s=1.0),
+                       {"OPENAI_BASE_URL": url}) == shown  # fmt: skip
 
 
 def _result() -> dict[str, typing.Any]:
