@@ -14,8 +14,8 @@ JSON_MODE_INSTRUCTION = """Answer with one JSON object and nothing else. It must
 # A tag that could close or open one of our data blocks, or a chat-template token. Page text
 # that contains one must not end the block early (``</page>``) or fake a new turn.
 _DELIMITER = re.compile(
-    r"<(?=\s*/?\s*(?:page|results|sources|source|topic|notes|document|data|system|user"
-    r"|assistant|instructions?)\b)|<(?=\s*\|)|<(?=<\s*/?\s*sys\s*>>)",
+    r"<(?=\s*/?\s*(?:page|results|sources|source|topic|notes|sentences|paragraphs|document|data"
+    r"|system|user|assistant|instructions?)\b)|<(?=\s*\|)|<(?=<\s*/?\s*sys\s*>>)",
     re.IGNORECASE,
 )
 

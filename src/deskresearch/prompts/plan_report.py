@@ -7,7 +7,7 @@ from datetime import date
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS
+from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, data
 from deskresearch.prompts.write_report import format_sources
 from deskresearch.records import Source
 
@@ -49,7 +49,7 @@ def render(
         SystemMessage(SYSTEM.format(language=language, today=today.isoformat())),
         HumanMessage(
             USER.format(
-                topic=topic,
+                topic=data(topic),
                 sources=format_sources(sources),
                 words=words,
                 min_sections=min_sections,

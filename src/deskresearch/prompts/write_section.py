@@ -7,6 +7,7 @@ from datetime import date
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from deskresearch.prompts.common import attr, data
 from deskresearch.prompts.write_report import SYSTEM, format_sources
 from deskresearch.records import Source
 
@@ -52,16 +53,16 @@ def render(
     today: date,
 ) -> list[BaseMessage]:
     """Build the messages for one section; ``position`` is first, middle or last."""
-    outline = "\n".join(f"{i + 1}. {h}" for i, h in enumerate(headings))
+    outline = "\n".join(f"{i + 1}. {data(h)}" for i, h in enumerate(headings))
     return [
         SystemMessage(SYSTEM.format(language=language, today=today.isoformat())),
         HumanMessage(
             USER.format(
-                topic=topic,
-                title=title,
+                topic=data(topic),
+                title=attr(title),
                 outline=outline,
-                heading=heading,
-                focus=focus,
+                heading=attr(heading),
+                focus=data(focus),
                 position=POSITIONS[position],
                 sources=format_sources(sources),
                 words=words,
