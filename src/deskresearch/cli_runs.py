@@ -36,13 +36,19 @@ class RunRow:
     files: list[str]
 
 
+def _cancelled(error: Any) -> bool:
+    """Whether a saved task error is a cancellation (stored as the exception or its repr)."""
+    return isinstance(error, asyncio.CancelledError) or str(error).startswith("CancelledError(")
+
+
 def _status(values: dict[str, Any], writes: Sequence[Any]) -> str:
     channels = {w[1] for w in writes if len(w) > 2}
     if values.get("report"):
         return str(values.get("status") or "ok")
     if "__interrupt__" in channels:
         return "awaiting review"
-    if "__error__" in channels:
+    # LangGraph may save a CancelledError for each task a Ctrl-C cancelled: not a failure.
+    if any(w[1] == "__error__" and not _cancelled(w[2]) for w in writes if len(w) > 2):
         return "failed"
     return "unfinished"
 

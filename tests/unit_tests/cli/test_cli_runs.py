@@ -1,0 +1,39 @@
+"""`deskresearch runs`: a run's status as read back from the checkpointer."""
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.base import empty_checkpoint
+
+from deskresearch.cli_runs import list_runs
+from deskresearch.services.checkpoints import open_checkpointer
+
+pytestmark = pytest.mark.anyio
+
+
+async def _saved_run(location: str, thread: str, error: BaseException) -> None:
+    """A run saved as LangGraph saves one that stopped mid-step: its input, a task's error."""
+    async with open_checkpointer(location) as saver:
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"__start__": {"topic": f"topic {thread}"}}
+        config = await saver.aput(
+            {"configurable": {"thread_id": thread, "checkpoint_ns": ""}},
+            checkpoint,
+            {"source": "input", "step": -1, "parents": {}},
+            {},
+        )
+        await saver.aput_writes(config, [("__error__", error)], task_id=f"task-{thread}")
+
+
+async def test_a_cancelled_task_leaves_a_run_unfinished_and_an_error_fails_it(
+    tmp_path: Path,
+) -> None:
+    # A Ctrl-C cancels the running tasks; LangGraph may save a CancelledError for each.
+    location = str(tmp_path / "runs.sqlite")
+    await _saved_run(location, "cancelled", asyncio.CancelledError())
+    await _saved_run(location, "broken", ValueError("the page parser broke"))
+    rows = {r.thread_id: r for r in await list_runs(location, 10)}
+    assert rows["cancelled"].status == "unfinished"
+    assert rows["broken"].status == "failed"
+    assert rows["cancelled"].topic == "topic cancelled"
