@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from deskresearch.batch.topics import BadLine, Topic
+from deskresearch.masking import mask_secrets, masked
 
 _CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _WORD = re.compile(r"\w[\w'’-]*")
@@ -120,18 +121,24 @@ class BatchSummary:
         meta = {**self.meta, "counts": dict(self.counts())}
         if finished:
             meta["finished"] = _now()
-        doc = {**meta, "topics": [asdict(r) for r in rows]}
+        # A server URL or an error message may carry a credential: masked, as everywhere.
+        doc = {**masked(meta), "topics": [_public(r) for r in rows]}
         _replace(self.out_dir / JSON_NAME, json.dumps(doc, ensure_ascii=False, indent=2))
         buf = io.StringIO()
         writer = csv.writer(buf)
         names = [f.name for f in fields(Row)]
         writer.writerow(names)
         for r in rows:
-            values = asdict(r)
+            values = _public(r)
             values["citations"] = " ".join(f"{k}={v}" for k, v in r.citations.items())
             values["files"] = " ".join(r.files)
             writer.writerow(["" if values[n] is None else values[n] for n in names])
         _replace(self.out_dir / CSV_NAME, buf.getvalue())
+
+
+def _public(row: Row) -> dict[str, Any]:
+    """A row fit to write: secrets in its error and node (a server URL) masked."""
+    return {**asdict(row), "error": mask_secrets(row.error), "node": mask_secrets(row.node)}
 
 
 def previous(out_dir: Path) -> dict[str, dict[str, Any]]:

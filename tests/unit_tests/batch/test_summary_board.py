@@ -57,6 +57,20 @@ def test_the_summary_files_are_rewritten_as_topics_end(tmp_path: Path) -> None:
     assert again.rows[1].wall_s == 2.0
 
 
+def test_the_summary_files_mask_credentials_in_the_server_url_and_errors(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    where = "http://batch:hunter2@research.example:2024"
+    summary = BatchSummary(out, {"batch_id": "b", "where": where}, [A], [])
+    row = failed_row(A, f"ConnectError: {where}/threads refused", wall_s=0.1)
+    row.node = where
+    summary.update(row)
+    written = (out / "batch.json").read_text("utf-8") + (out / "batch.csv").read_text("utf-8")
+    assert "hunter2" not in written
+    data = json.loads((out / "batch.json").read_text(encoding="utf-8"))
+    assert data["where"] == data["topics"][0]["node"] == "http://batch:***@research.example:2024"
+    assert data["topics"][0]["thread_id"] == "t-1"  # what a re-run matches rows by is kept
+
+
 def test_plain_mode_prints_a_line_per_start_and_end() -> None:
     stream = io.StringIO()
     board = Board([A, B], "plain", stream)
