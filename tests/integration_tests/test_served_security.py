@@ -8,6 +8,7 @@ the canary hears nothing.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
+from tests.support.batches import batch, summary, write_topics
 from tests.support.canary import Listener, listening
 from tests.support.loopback import FakeWeb, serve
 from tests.support.runs import loopback_env
@@ -107,6 +109,24 @@ async def test_a_resumed_run_cannot_change_a_locked_setting(server: str, canary:
             )  # fmt: skip
         out = await client.runs.wait(tid, "researcher", command={"resume": True}, context=ctx)
     assert canary.hits == [] and isinstance(out, dict) and out["status"] == "ok"
+
+
+def test_a_batch_sent_to_the_server_is_a_served_caller_too(
+    server: str, web: FakeWeb, secrets_folder: Path, canary: Listener, tmp_path: Path
+) -> None:
+    # `deskresearch batch --server` sends a line's settings as the run's context.
+    line = {"topic": "EV battery recycling", "search": "corpus", "corpus_dir": str(secrets_folder)}
+    file = write_topics(tmp_path / "topics.txt", [json.dumps(line), "Night trains in Europe"])
+    out = tmp_path / "out"
+    env = {k: v for k, v in loopback_env(web).items() if not k.endswith("_API_KEY")}
+    proc = batch(env, str(file), "-o", str(out), "--server", server)
+    assert proc.returncode == 1, proc.stderr  # one topic failed
+    rows = summary(out)["by_line"]
+    assert rows[1]["status"] == "failed" and "corpus_dir" in rows[1]["error"], rows[1]
+    assert "DESKRESEARCH_OVERRIDABLE" in rows[1]["error"]
+    assert rows[2]["status"] == "ok"  # the other topic ran with the deployment's settings
+    written = "".join(p.read_text("utf-8") for p in out.iterdir() if p.is_file())
+    assert SECRET not in written and canary.hits == []
 
 
 async def test_open_settings_and_the_deployments_own_values_still_work(server: str) -> None:
