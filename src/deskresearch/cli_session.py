@@ -16,6 +16,7 @@ import shlex
 import signal
 import sys
 import uuid
+import warnings
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
@@ -240,6 +241,10 @@ def _ask(plan: Any, source: str) -> Any:
 
 def research(ns: argparse.Namespace) -> int:
     """Run the research the arguments ask for; return the exit code."""
+    # Ctrl-C cancels LangGraph's tasks mid-step; a coroutine it created but had not awaited yet
+    # is then collected with a RuntimeWarning on stderr (seen about once in 20 interrupts): a
+    # developer's warning that would break the promised one-line interrupt message.
+    warnings.filterwarnings("ignore", r"coroutine .* was never awaited", RuntimeWarning)
     session = Session(ns)
     try:
         return session.run()
