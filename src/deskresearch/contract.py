@@ -21,7 +21,7 @@ from deskresearch.masking import mask_secrets
 from deskresearch.pricing import estimate
 from deskresearch.records import ModelSpec, Usage
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: budget_stopped
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 RESULT_KEYS = ("status", "report", "sources", "queries", "usage", "provenance")
 
@@ -95,6 +95,7 @@ def document(
         "topic": result.get("topic", ""),
         "language": result.get("language", ctx.language),
         **{k: result.get(k) for k in RESULT_KEYS},
+        "budget_stopped": bool(result.get("budget_stopped")),
         "totals": _totals(usage),
         "stages": _stages(usage, clocks),
         "run": {

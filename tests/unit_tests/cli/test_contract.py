@@ -72,6 +72,11 @@ def test_a_document_has_versions_timings_tokens_and_masked_endpoints() -> None:
     assert doc["models"]["report"]["endpoint"] == "http://me:***@gpu.example/v1"
     assert "pw" not in str(doc)
     assert "citations" not in doc
+    assert doc["budget_stopped"] is False
+    stopped = document({**_result(), "budget_stopped": True}, ctx=ctx, thread_id="abc",
+                       clocks={}, started=start, finished=start, resumed=True, files={"json": "t.json"})  # fmt: skip
+    validator().validate(stopped)
+    assert stopped["budget_stopped"] is True
 
 
 def test_citations_are_an_optional_documented_key() -> None:
