@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.cli_mode import LATENCY as CLI_LATENCY
+from bench.cli_mode import cli_main
 from bench.measure import (
     children_peak_rss_mb,
     critical_path,
@@ -32,6 +34,8 @@ from bench.measure import (
 from bench.web import web_process
 
 ROOT = Path(__file__).resolve().parents[1]
+LATENCY = {"call_s": 0.3, "per_in_token_s": 0.00005, "per_out_token_s": 0.005,
+           "search_s": 0.4, "fetch_s": 0.2}  # fmt: skip
 TOPICS = [
     "How are lithium-ion batteries from electric cars recycled?",
     "What limits the growth of night trains in Europe?",
@@ -174,25 +178,34 @@ def main(argv: list[str] | None = None) -> int:
     """Print the benchmark tables."""
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--one", help=argparse.SUPPRESS)
-    p.add_argument("--call-s", type=float, default=0.3, help="fixed seconds per model call")
-    p.add_argument("--per-in-token-s", type=float, default=0.00005, help="seconds per input token")
-    p.add_argument("--per-out-token-s", type=float, default=0.005, help="seconds per output token")
-    p.add_argument("--search-s", type=float, default=0.4, help="seconds per search request")
-    p.add_argument("--fetch-s", type=float, default=0.2, help="seconds per page request")
+    for flag, what, default in [
+        ("--call-s", "fixed seconds per model call", "0.3 / --cli 0.3"),
+        ("--per-in-token-s", "seconds per input token", "0.00005 / --cli 0"),
+        ("--per-out-token-s", "seconds per output token", "0.005 / --cli 0.003"),
+        ("--search-s", "seconds per search request", "0.4 / --cli 0.3"),
+        ("--fetch-s", "seconds per page request", "0.2 / --cli 0.2"),
+    ]:
+        p.add_argument(flag, type=float, help=f"{what} (default {default})")
     p.add_argument("--max-concurrency", type=int, default=32, help="graph max_concurrency")
     p.add_argument("--topics", type=int, default=3, help="how many topics (1-3)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--scale", action="store_true", help="grow queries × urls × chunks")
     mode.add_argument("--limits", action="store_true", help="vary the explicit call limits")
     mode.add_argument("--cached", action="store_true", help="each topic twice, with the cache")
+    mode.add_argument(
+        "--cli", action="store_true", help="the deskresearch command as a process, as users wait"
+    )
+    p.add_argument("--no-profile", action="store_true", help="--cli: no extra -X importtime run")
     args = p.parse_args(argv)
     if args.one:
         print(json.dumps(asyncio.run(_one(json.loads(args.one)))))
         return 0
     latency = {
-        "call_s": args.call_s, "per_in_token_s": args.per_in_token_s, "per_out_token_s": args.per_out_token_s,
-        "search_s": args.search_s, "fetch_s": args.fetch_s,
-    }  # fmt: skip
+        k: getattr(args, k) if getattr(args, k) is not None else default
+        for k, default in (CLI_LATENCY if args.cli else LATENCY).items()
+    }
+    if args.cli:
+        return cli_main(latency, TOPICS[: args.topics], profile=not args.no_profile)
     print(f"latency model: {latency}, max_concurrency={args.max_concurrency}\n")
     base = {"topic": TOPICS[0], "context": {}, "latency": latency,
             "max_concurrency": args.max_concurrency}  # fmt: skip

@@ -1,0 +1,163 @@
+"""``python -m bench --cli``: the real ``deskresearch`` command as a process, as the user waits.
+
+Per topic: process wall (start → exit), time to the first model call, time from the last model
+call to exit, from the report and JSON being written (file mtimes) to exit, the run's own
+critical-path bound (bench.measure over the fake web's log) and wall / bound, peak RSS of the
+command and its workers, model calls, sources cited and report words; then where the time
+before the first and after the last model call goes, as far as it can be seen from outside.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+from bench.cli_process import command, run_cli
+from bench.cli_summary import by_package, import_times, summarise
+
+# The issue's latency model (#13): 300 ms a model call + 3 ms per output token, 300 ms a search,
+# 200 ms a page.
+LATENCY = {"call_s": 0.3, "per_in_token_s": 0.0, "per_out_token_s": 0.003,
+           "search_s": 0.3, "fetch_s": 0.2}  # fmt: skip
+HEADER = (
+    "| topic | wall s | first model call s | last call → exit s | files written → exit s "
+    "| bound s | wall / bound | peak RSS MB (main + workers) | model calls | sources cited "
+    "| report words |\n|---|---|---|---|---|---|---|---|---|---|---|"
+)
+# Under -X importtime, but not its workers: spawn passes sys._xoptions on to them.
+PROFILED = [sys.executable, "-X", "importtime", "-c",
+            "import sys; sys._xoptions.pop('importtime', None); sys.argv[0] = 'deskresearch'; "
+            "from deskresearch.cli import main; sys.exit(main())"]  # fmt: skip
+
+
+def describe_latency(lat: dict[str, float]) -> str:
+    """The latency model in words, as the table's caption."""
+    return (
+        f"{lat['call_s'] * 1000:.0f} ms a model call + {lat['per_out_token_s'] * 1000:g} ms per "
+        f"output token + {lat['per_in_token_s'] * 1000:g} ms per input token, "
+        f"{lat['search_s'] * 1000:.0f} ms a search, {lat['fetch_s'] * 1000:.0f} ms a page"
+    )
+
+
+def _f(value: float, digits: int = 2) -> str:
+    return "–" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def row(label: str, r: dict[str, Any]) -> str:
+    """One table row."""
+    return (
+        f"| {label} | {_f(r['wall_s'])} | {_f(r['first_call_s'])} | {_f(r['after_last_call_s'])} "
+        f"| {_f(r['written_to_exit_s'])} | {_f(r['bound_s'])} | {_f(r['ratio'])} "
+        f"| {_f(r['peak_rss_mb'], 0)} + {_f(r['workers_rss_mb'], 0)} | {r['model_calls']:g} "
+        f"| {r['cited']:g} of {r['sources']:g} | {r['report_words']:g} |"
+    )
+
+
+def medians(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median of every numeric field over the runs (a run's missing value, NaN, left out)."""
+    out: dict[str, Any] = {}
+    for key, value in results[0].items():
+        if isinstance(value, int | float):
+            seen = [r[key] for r in results if not math.isnan(r[key])]
+            out[key] = statistics.median(seen) if seen else math.nan
+    return out
+
+
+def breakdown(m: dict[str, Any]) -> list[str]:
+    """Where the time goes before the first and after the last model call (from outside)."""
+    return [
+        "Where the time goes (medians; seconds after process start, Δ from the line before):",
+        f"  first stderr line (imports, checkpointer, graph, start_run's checks) "
+        f"+{_f(m['banner_s'])}",
+        f"  first model call on the wire +{_f(m['first_call_s'])} "
+        f"(Δ {_f(m['first_call_s'] - m['banner_s'])})",
+        f"  worker processes ({m['workers']:g}) started at +{_f(m['workers_start_s'])}; CPU "
+        f"seconds: command {_f(m['main_cpu_s'])}, workers {_f(m['workers_cpu_s'])}",
+        f"  last model call ends +{_f(m['last_call_end_s'])}",
+        f"  '[write_report] finished' +{_f(m['report_done_s'])} "
+        f"(Δ {_f(m['report_done_s'] - m['last_call_end_s'])})",
+        f"  report and JSON written +{_f(m['written_s'])} "
+        f"(Δ {_f(m['written_s'] - m['report_done_s'])}: last graph steps, checkpoints, close)",
+        f"  'ok: <files>' line +{_f(m['output_line_s'])} "
+        f"(Δ {_f(m['output_line_s'] - m['written_s'])})",
+        f"  process exit +{_f(m['wall_s'])} (Δ {_f(m['wall_s'] - m['output_line_s'])}: interpreter "
+        f"shutdown; workers last seen {_f(m['workers_gone_before_exit_s'])} s before exit)",
+    ]
+
+
+def _timed(args: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str]:
+    start = time.time()
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
+    return time.time() - start, proc.returncode, proc.stderr
+
+
+def startup() -> list[str]:
+    """How long the command takes to do nothing: the interpreter, --help, --version, imports."""
+    lines = ["Start-up alone (median of 3):"]
+    for label, args in [
+        ("python -c pass", [sys.executable, "-c", "pass"]),
+        ("deskresearch --help", [*command(), "--help"]),
+        ("deskresearch --version", [*command(), "--version"]),
+    ]:
+        runs = [_timed(args) for _ in range(3)]
+        code = runs[0][1]
+        note = "" if code == 0 else f" (exit {code}: {runs[0][2].strip().splitlines()[-1][:60]})"
+        lines.append(f"  {label}: {statistics.median(r[0] for r in runs):.2f} s{note}")
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    _, _, err = _timed([*command(), "--help"], env)
+    imports = import_times([(0.0, line) for line in err.splitlines()])
+    top = ", ".join(f"{name} {s:.2f}" for name, s in by_package(imports))
+    lines.append(
+        f"  imports of `deskresearch --help` (-X importtime): {sum(i[2] for i in imports):.2f} s "
+        f"in {len(imports)} modules; by package (s): {top}"
+    )
+    return lines
+
+
+def imports_in_run(topic: str, latency: dict[str, float]) -> list[str]:
+    """One more run under -X importtime (the command only): which imports come when."""
+    obs = run_cli(topic, latency, base=PROFILED)
+    r = summarise(obs)
+    imports = [(t - obs.t0, name, s) for t, name, s in import_times(obs.stderr)]
+
+    def within(lo: float, hi: float) -> str:
+        chosen = [i for i in imports if lo <= i[0] < hi]
+        return f"{sum(i[2] for i in chosen):.2f} s ({len(chosen)} modules)"
+
+    banner, first = r["banner_s"], r["first_call_s"]
+    late = [i for i in imports if i[0] >= first]
+    late_top = ", ".join(f"{n} {s:.2f}" for n, s in by_package(late, 5))
+    top = ", ".join(f"{name} {s:.2f}" for name, s in by_package(imports))
+    return [
+        "Imports during a real run (one more run of the first topic under -X importtime, "
+        "the command's own process; slower than the table's):",
+        f"  before the first stderr line (+{_f(banner)}): {within(0, banner)}; then until the "
+        f"first model call (+{_f(first)}): {within(banner, first)}; later: {within(first, 1e9)}"
+        + (f" [{late_top}]" if late else ""),
+        f"  by package (s): {top}",
+    ]
+
+
+def cli_main(latency: dict[str, float], topics: list[str], profile: bool = True) -> int:
+    """Run the command on each topic, print the table, medians and the time breakdown."""
+    print(f"latency model: {describe_latency(latency)}; cache off; command: {' '.join(command())}")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print(HEADER)
+    results = []
+    for topic in topics:
+        r = summarise(run_cli(topic, latency))
+        results.append(r)
+        print(row(topic[:40], r), flush=True)
+    m = medians(results)
+    print(row("**median**", m))
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("\n" + "\n".join(breakdown(m)))
+    print("\n" + "\n".join(startup()))
+    if profile:
+        print("\n" + "\n".join(imports_in_run(topics[0], latency)))
+    return 0
