@@ -79,10 +79,10 @@ def breakdown(m: dict[str, Any]) -> list[str]:
         f"  worker processes ({m['workers']:g}) started at +{_f(m['workers_start_s'])}; CPU "
         f"seconds: command {_f(m['main_cpu_s'])}, workers {_f(m['workers_cpu_s'])}",
         f"  last model call ends +{_f(m['last_call_end_s'])}",
-        f"  '[write_report] finished' +{_f(m['report_done_s'])} "
-        f"(Δ {_f(m['report_done_s'] - m['last_call_end_s'])})",
-        f"  report and JSON written +{_f(m['written_s'])} "
-        f"(Δ {_f(m['written_s'] - m['report_done_s'])}: last graph steps, checkpoints, close)",
+        f"  the graph's last progress line +{_f(m['graph_done_s'])} "
+        f"(Δ {_f(m['graph_done_s'] - m['last_call_end_s'])})",
+        f"  report and JSON written +{_f(m['written_s'])} (Δ "
+        f"{_f(m['written_s'] - m['graph_done_s'])}: last checkpoint, state read, close, write)",
         f"  'ok: <files>' line +{_f(m['output_line_s'])} "
         f"(Δ {_f(m['output_line_s'] - m['written_s'])})",
         f"  process exit +{_f(m['wall_s'])} (Δ {_f(m['wall_s'] - m['output_line_s'])}: interpreter "

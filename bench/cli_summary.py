@@ -13,6 +13,7 @@ NAN = float("nan")
 _REFERENCE_LINE = re.compile(r"^\s*\[\d+\]\s")  # "[3] Title. <url>" in the reference list
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")  # [3], [1, 2], [1; 4]
 _OUTPUT_LINE = re.compile(r"^\w+: \S+\.md \S+\.json$")  # "ok: <md> <json>" after writing
+_PROGRESS_LINE = re.compile(r"^\[\w+\] ")  # "[finish_report] finished ..."
 _IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)$")
 
 
@@ -73,7 +74,7 @@ def summarise(obs: Observed) -> dict[str, Any]:
         "status": str(obs.result.get("status", f"exit {obs.returncode}")),
         # landmarks seen on stderr (seconds after t0)
         "banner_s": _first(err, lambda s: s.startswith("deskresearch: thread")) - t0,
-        "report_done_s": _first(err, lambda s: s.startswith("[write_report] finished"), True) - t0,
+        "graph_done_s": _first(err, _PROGRESS_LINE.match, last=True) - t0,  # its last event
         "output_line_s": _first(err, _OUTPUT_LINE.match) - t0,
         # the worker processes
         "workers": len(workers),
