@@ -17,8 +17,8 @@ import sys
 import time
 from typing import Any
 
-from bench.cli_process import command, run_cli
-from bench.cli_summary import by_package, import_times, summarise
+from bench.cli_process import ROOT, command, run_cli
+from bench.cli_summary import by_package, import_times, phase_lines, summarise
 
 # The issue's latency model (#13): 300 ms a model call + 3 ms per output token, 300 ms a search,
 # 200 ms a page.
@@ -143,6 +143,27 @@ def imports_in_run(topic: str, latency: dict[str, float]) -> list[str]:
     ]
 
 
+def phases_in_run(topic: str, latency: dict[str, float]) -> list[str]:
+    """One more run through bench/cli_phases.py: the command's phases, stamped from inside."""
+    obs = run_cli(topic, latency, base=[sys.executable, str(ROOT / "bench" / "cli_phases.py")])
+    r = summarise(obs)
+    events = [(float(t) - obs.t0, name) for name, t in phase_lines(obs.stderr)]
+    events += [(r["banner_s"], "first stderr line (start_run's event)")]
+    events += [(r["first_call_s"], "first model call arrives"), (r["wall_s"], "process exit")]
+    events += [(r["last_call_end_s"], "last model call ends")]
+    if not math.isnan(r["workers_start_s"]):
+        events.append((r["workers_start_s"], "worker processes exist"))
+    lines = [
+        "Phases (one more run of the first topic through bench/cli_phases.py, which stamps "
+        "the command's own functions; seconds after process start, Δ from the line before):"
+    ]
+    last = 0.0
+    for t, name in sorted(e for e in events if not math.isnan(e[0])):
+        lines.append(f"  +{t:6.2f} (Δ {t - last:5.2f})  {name}")
+        last = t
+    return lines
+
+
 def cli_main(latency: dict[str, float], topics: list[str], profile: bool = True) -> int:
     """Run the command on each topic, print the table, medians and the time breakdown."""
     print(f"latency model: {describe_latency(latency)}; cache off; command: {' '.join(command())}")
@@ -159,5 +180,6 @@ def cli_main(latency: dict[str, float], topics: list[str], profile: bool = True)
     print("\n" + "\n".join(breakdown(m)))
     print("\n" + "\n".join(startup()))
     if profile:
+        print("\n" + "\n".join(phases_in_run(topics[0], latency)))
         print("\n" + "\n".join(imports_in_run(topics[0], latency)))
     return 0

@@ -14,6 +14,7 @@ _REFERENCE_LINE = re.compile(r"^\s*\[\d+\]\s")  # "[3] Title. <url>" in the refe
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")  # [3], [1, 2], [1; 4]
 _OUTPUT_LINE = re.compile(r"^\w+: \S+\.md \S+\.json$")  # "ok: <md> <json>" after writing
 _PROGRESS_LINE = re.compile(r"^\[\w+\] ")  # "[finish_report] finished ..."
+_PHASE_LINE = re.compile(r"^phase: (.+) (\d+\.\d+)$")  # from bench/cli_phases.py
 _IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)$")
 
 
@@ -102,3 +103,8 @@ def by_package(imports: list[tuple[float, str, float]], top: int = 8) -> list[tu
     for _, module, seconds in imports:
         totals[module.split(".")[0]] += seconds
     return sorted(totals.items(), key=lambda kv: -kv[1])[:top]
+
+
+def phase_lines(lines: list[tuple[float, str]]) -> list[tuple[str, float]]:
+    """``phase: <name> <time>`` lines of bench/cli_phases.py → (name, time.time() value)."""
+    return [(m.group(1), float(m.group(2))) for _, line in lines if (m := _PHASE_LINE.match(line))]

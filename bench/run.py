@@ -195,7 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument(
         "--cli", action="store_true", help="the deskresearch command as a process, as users wait"
     )
-    p.add_argument("--no-profile", action="store_true", help="--cli: no extra -X importtime run")
+    p.add_argument(
+        "--no-profile",
+        action="store_true",
+        help="--cli: skip the two extra runs (phases, -X importtime)",
+    )
     args = p.parse_args(argv)
     if args.one:
         print(json.dumps(asyncio.run(_one(json.loads(args.one)))))
