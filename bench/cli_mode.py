@@ -125,21 +125,20 @@ def imports_in_run(topic: str, latency: dict[str, float]) -> list[str]:
     r = summarise(obs)
     imports = [(t - obs.t0, name, s) for t, name, s in import_times(obs.stderr)]
 
-    def within(lo: float, hi: float) -> str:
+    def within(lo: float, hi: float, top: int = 0) -> str:
         chosen = [i for i in imports if lo <= i[0] < hi]
-        return f"{sum(i[2] for i in chosen):.2f} s ({len(chosen)} modules)"
+        most = ", ".join(f"{n} {s:.2f}" for n, s in by_package(chosen, top)) if top else ""
+        return (
+            f"{sum(i[2] for i in chosen):.2f} s ({len(chosen)} modules{': ' if most else ''}{most})"
+        )
 
     banner, first = r["banner_s"], r["first_call_s"]
-    late = [i for i in imports if i[0] >= first]
-    late_top = ", ".join(f"{n} {s:.2f}" for n, s in by_package(late, 5))
-    top = ", ".join(f"{name} {s:.2f}" for name, s in by_package(imports))
     return [
         "Imports during a real run (one more run of the first topic under -X importtime, "
         "the command's own process; slower than the table's):",
-        f"  before the first stderr line (+{_f(banner)}): {within(0, banner)}; then until the "
-        f"first model call (+{_f(first)}): {within(banner, first)}; later: {within(first, 1e9)}"
-        + (f" [{late_top}]" if late else ""),
-        f"  by package (s): {top}",
+        f"  before the first stderr line (+{_f(banner)}): {within(0, banner, 8)}",
+        f"  then until the first model call (+{_f(first)}): {within(banner, first, 5)}",
+        f"  later: {within(first, 1e9, 3)}",
     ]
 
 
