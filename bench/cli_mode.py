@@ -96,20 +96,20 @@ def _timed(args: list[str], env: dict[str, str] | None = None) -> tuple[float, i
     return time.time() - start, proc.returncode, proc.stderr
 
 
-def startup() -> list[str]:
+def startup(base: list[str]) -> list[str]:
     """How long the command takes to do nothing: the interpreter, --help, --version, imports."""
     lines = ["Start-up alone (median of 3):"]
     for label, args in [
         ("python -c pass", [sys.executable, "-c", "pass"]),
-        ("deskresearch --help", [*command(), "--help"]),
-        ("deskresearch --version", [*command(), "--version"]),
+        ("deskresearch --help", [*base, "--help"]),
+        ("deskresearch --version", [*base, "--version"]),
     ]:
         runs = [_timed(args) for _ in range(3)]
         code = runs[0][1]
         note = "" if code == 0 else f" (exit {code}: {runs[0][2].strip().splitlines()[-1][:60]})"
         lines.append(f"  {label}: {statistics.median(r[0] for r in runs):.2f} s{note}")
     env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
-    _, _, err = _timed([*command(), "--help"], env)
+    _, _, err = _timed([*base, "--help"], env)
     imports = import_times([(0.0, line) for line in err.splitlines()])
     top = ", ".join(f"{name} {s:.2f}" for name, s in by_package(imports))
     lines.append(
@@ -163,21 +163,27 @@ def phases_in_run(topic: str, latency: dict[str, float]) -> list[str]:
     return lines
 
 
-def cli_main(latency: dict[str, float], topics: list[str], profile: bool = True) -> int:
-    """Run the command on each topic, print the table, medians and the time breakdown."""
-    print(f"latency model: {describe_latency(latency)}; cache off; command: {' '.join(command())}")
+def cli_main(
+    latency: dict[str, float], topics: list[str], profile: bool = True, module: bool = False
+) -> int:
+    """Run the command on each topic, print the table, medians and the time breakdown.
+
+    ``module``: run ``python -m deskresearch`` instead of the installed ``deskresearch`` script.
+    """
+    base = [sys.executable, "-m", "deskresearch"] if module else command()
+    print(f"latency model: {describe_latency(latency)}; cache off; command: {' '.join(base)}")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
     print(HEADER)
     results = []
     for topic in topics:
-        r = summarise(run_cli(topic, latency))
+        r = summarise(run_cli(topic, latency, base=base))
         results.append(r)
         print(row(topic[:40], r), flush=True)
     m = medians(results)
     print(row("**median**", m))
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("\n" + "\n".join(breakdown(m)))
-    print("\n" + "\n".join(startup()))
+    print("\n" + "\n".join(startup(base)))
     if profile:
         print("\n" + "\n".join(phases_in_run(topics[0], latency)))
         print("\n" + "\n".join(imports_in_run(topics[0], latency)))

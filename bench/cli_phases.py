@@ -4,6 +4,7 @@ Run as ``python bench/cli_phases.py TOPIC [flags]`` (``python -m bench --cli`` d
 extra run). Each phase prints ``phase: <name> <time.time()>``. The hooks wrap the command's own
 functions from outside, changing nothing in the package; a hook whose target no longer exists
 is skipped, so the probe keeps working while the command changes (its phase is then missing).
+Like the console script, it imports the command at the top, which spawned workers repeat.
 """
 
 from __future__ import annotations
@@ -101,15 +102,23 @@ def _workers_ready() -> None:
     setattr(workers.WorkerPool, "_warm", warm)  # noqa: B010 - mypy forbids assigning a method
 
 
+def _first_hooks() -> None:
+    """Stamp the start, and register the hooks that run last at exit (newest run first)."""
+    mark("interpreter up")
+    if register := getattr(threading, "_register_atexit", None):
+        register(lambda: mark("thread-shutdown hooks done"))
+    atexit.register(lambda: mark("atexit hooks done"))
+
+
+# As the console script does, import the command at the top: spawned workers run this file
+# again (as __mp_main__), so they pay for these imports just as the console script's do.
+if __name__ == "__main__":
+    _first_hooks()
+from deskresearch import cli  # noqa: E402
+
+
 def main() -> int:
     """Run the command's main with the hooks in place; return its exit code."""
-    mark("interpreter up")
-    register = getattr(threading, "_register_atexit", None)
-    if register:  # runs last of the thread-shutdown hooks (they run newest first)
-        register(lambda: mark("thread-shutdown hooks done"))
-    atexit.register(lambda: mark("atexit hooks done"))  # atexit also runs newest first
-    from deskresearch import cli
-
     mark("imports done")
     for owner, attr, name in [
         (cli, "build_parser", "parser"),
@@ -129,7 +138,7 @@ def main() -> int:
     sys.argv[0] = "deskresearch"
     code = cli.main()
     mark("main returned")
-    if register:
+    if register := getattr(threading, "_register_atexit", None):
         register(lambda: mark("thread-shutdown hooks started"))
     atexit.register(lambda: mark("atexit hooks started"))
     return int(code)

@@ -196,6 +196,11 @@ def main(argv: list[str] | None = None) -> int:
         "--cli", action="store_true", help="the deskresearch command as a process, as users wait"
     )
     p.add_argument(
+        "--as-module",
+        action="store_true",
+        help="--cli: run `python -m deskresearch` instead of the installed `deskresearch`",
+    )
+    p.add_argument(
         "--no-profile",
         action="store_true",
         help="--cli: skip the two extra runs (phases, -X importtime)",
@@ -209,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         for k, default in (CLI_LATENCY if args.cli else LATENCY).items()
     }
     if args.cli:
-        return cli_main(latency, TOPICS[: args.topics], profile=not args.no_profile)
+        topics = TOPICS[: args.topics]
+        return cli_main(latency, topics, profile=not args.no_profile, module=args.as_module)
     print(f"latency model: {latency}, max_concurrency={args.max_concurrency}\n")
     base = {"topic": TOPICS[0], "context": {}, "latency": latency,
             "max_concurrency": args.max_concurrency}  # fmt: skip

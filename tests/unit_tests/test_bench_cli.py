@@ -122,7 +122,7 @@ def test_cli_mode_defaults_to_the_issue_latency_model_and_flags_change_it(
 ) -> None:
     seen: list[dict[str, Any]] = []
 
-    def cli_main(latency: dict[str, float], topics: list[str], profile: bool) -> int:
+    def cli_main(latency: dict[str, float], topics: list[str], **flags: bool) -> int:
         seen.append(latency)
         return 0
 
