@@ -70,6 +70,9 @@ def test_summary_measures_each_landmark_from_process_start() -> None:
     assert r["written_to_exit_s"] == pytest.approx(1.4)  # the JSON, the later file, at 8.6
     assert r["banner_s"] == pytest.approx(0.8) and r["output_line_s"] == pytest.approx(8.7)
     assert r["graph_done_s"] == pytest.approx(8.4)
+    obs = _observed()
+    obs.stderr[3] = (T0 + 8.9, "insufficient_evidence: /o/x.md /o/x.html /o/x.json")
+    assert summarise(obs)["output_line_s"] == pytest.approx(8.9)
 
 
 def test_summary_bound_is_the_longest_dependent_chain() -> None:
