@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 _QUERY = re.compile(r"^Query: (.*)$", re.MULTILINE)
 _PAGE_URL = re.compile(r'<page url="([^"]+)"')
+_LISTED_URL = re.compile(r"<(https?://[^>\s]+)>")  # a search result in a ranking prompt
 _BEFORE_REPORT = {"Keywords", "QueryPlan", "Ranking", "ChunkSummary", "PageSummary"}
 
 
@@ -27,6 +28,9 @@ def _user_text(body: dict[str, Any]) -> str:
 def critical_path(log: list[Call], queries: list[str]) -> float:
     """Longest chain of dependent calls: keywords → keyword searches → plan → per query
     (search + rank) → per page (fetch → slowest chunk → reduce) → the calls after the pages.
+
+    A page depends only on the quickest query whose ranking listed it (no barrier between
+    ranking and reading is a dependency); the calls after the pages wait for every query.
 
     Every model call of any other step (the report, judging and repairing its citations) comes
     after all pages and is counted as one serial chain: a step that makes such calls in
@@ -44,9 +48,13 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
     for c in searches:
         if c.key in queries:
             per_query[c.key] += c.seconds
+    listed: dict[str, set[str]] = defaultdict(set)  # page path → queries whose ranking saw it
     for c in model:
-        if c.key == "Ranking" and (m := _QUERY.search(_user_text(c.body))):
+        if c.key == "Ranking" and (m := _QUERY.search(text := _user_text(c.body))):
             per_query[m.group(1)] += c.seconds
+            for url in _LISTED_URL.findall(text):
+                listed[urlsplit(url).path].add(m.group(1))
+    all_queries = max(per_query.values(), default=0.0)
     fetch: dict[str, float] = defaultdict(float)
     for c in log:
         if c.kind == "fetch":
@@ -60,11 +68,14 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
             chunk[path] = max(chunk[path], c.seconds)
         elif m and c.key == "PageSummary":
             reduce[path] += c.seconds
+
+    def ranked(path: str) -> float:  # a page no ranking listed waits for them all
+        return min((per_query[q] for q in listed[path] if q in per_query), default=all_queries)
+
     pages = set(fetch) | set(chunk)
-    page_path = max((fetch[p] + chunk[p] + reduce[p] for p in pages), default=0.0)
+    page_path = max((ranked(p) + fetch[p] + chunk[p] + reduce[p] for p in pages), default=0.0)
     return (
-        seq("Keywords") + kw_search + seq("QueryPlan") + max(per_query.values(), default=0.0)
-        + page_path + tail
+        seq("Keywords") + kw_search + seq("QueryPlan") + max(all_queries, page_path) + tail
     )  # fmt: skip
 
 

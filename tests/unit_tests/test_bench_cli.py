@@ -83,6 +83,14 @@ def test_summary_bound_is_the_longest_dependent_chain() -> None:
     assert r["ratio"] == pytest.approx(10.0 / 6.4)
 
 
+def test_a_page_waits_only_for_the_quickest_query_that_listed_it() -> None:
+    obs = _observed()
+    listing = "Query: q1\n<results>\n[0] A <http://127.0.0.2:8000/pages/a.html>\n</results>"
+    obs.log[6] = _model("Ranking", 3.4, 0.3, listing)
+    # q1 (0.3 + 0.3) → page (0.2 + 0.9) = 1.7 outlasts q2's 0.9, which the report still waits for
+    assert summarise(obs)["bound_s"] == pytest.approx(0.5 + 0.4 + 0.8 + 1.7 + 2.7)
+
+
 def test_summary_counts_memory_workers_calls_and_the_report() -> None:
     r = summarise(_observed())
     assert r["peak_rss_mb"] == 150.0 and r["workers_rss_mb"] == pytest.approx(342.0)
