@@ -85,8 +85,8 @@ def breakdown(m: dict[str, Any]) -> list[str]:
         f"{_f(m['written_s'] - m['graph_done_s'])}: last checkpoint, state read, close, write)",
         f"  'ok: <files>' line +{_f(m['output_line_s'])} "
         f"(Δ {_f(m['output_line_s'] - m['written_s'])})",
-        f"  process exit +{_f(m['wall_s'])} (Δ {_f(m['wall_s'] - m['output_line_s'])}: interpreter "
-        f"shutdown; workers last seen {_f(m['workers_gone_before_exit_s'])} s before exit)",
+        f"  process exit +{_f(m['wall_s'])} (Δ {_f(m['wall_s'] - m['output_line_s'])}: the exit "
+        f"path; workers last seen {_f(m['workers_gone_before_exit_s'])} s before exit)",
     ]
 
 
@@ -119,9 +119,9 @@ def startup(base: list[str]) -> list[str]:
     return lines
 
 
-def imports_in_run(topic: str, latency: dict[str, float]) -> list[str]:
+def imports_in_run(topic: str, latency: dict[str, float], extra: list[str]) -> list[str]:
     """One more run under -X importtime (the command only): which imports come when."""
-    obs = run_cli(topic, latency, base=PROFILED)
+    obs = run_cli(topic, latency, base=PROFILED, extra=extra)
     r = summarise(obs)
     imports = [(t - obs.t0, name, s) for t, name, s in import_times(obs.stderr)]
 
@@ -142,9 +142,10 @@ def imports_in_run(topic: str, latency: dict[str, float]) -> list[str]:
     ]
 
 
-def phases_in_run(topic: str, latency: dict[str, float]) -> list[str]:
+def phases_in_run(topic: str, latency: dict[str, float], extra: list[str]) -> list[str]:
     """One more run through bench/cli_phases.py: the command's phases, stamped from inside."""
-    obs = run_cli(topic, latency, base=[sys.executable, str(ROOT / "bench" / "cli_phases.py")])
+    probe = [sys.executable, str(ROOT / "bench" / "cli_phases.py")]
+    obs = run_cli(topic, latency, base=probe, extra=extra)
     r = summarise(obs)
     events = [(float(t) - obs.t0, name) for name, t in phase_lines(obs.stderr)]
     events += [(r["banner_s"], "first stderr line (start_run's event)")]
@@ -164,19 +165,26 @@ def phases_in_run(topic: str, latency: dict[str, float]) -> list[str]:
 
 
 def cli_main(
-    latency: dict[str, float], topics: list[str], profile: bool = True, module: bool = False
+    latency: dict[str, float],
+    topics: list[str],
+    profile: bool = True,
+    module: bool = False,
+    extra: list[str] | None = None,
 ) -> int:
     """Run the command on each topic, print the table, medians and the time breakdown.
 
     ``module``: run ``python -m deskresearch`` instead of the installed ``deskresearch`` script.
+    ``extra``: flags passed to every research run (e.g. ``--report-mode single``).
     """
+    extra = list(extra or [])
     base = [sys.executable, "-m", "deskresearch"] if module else command()
-    print(f"latency model: {describe_latency(latency)}; cache off; command: {' '.join(base)}")
+    shown = " ".join([*base, "TOPIC", "-o", "TMP", "--checkpoints", "TMP/cp.sqlite", *extra])
+    print(f"latency model: {describe_latency(latency)}; cache off; command: {shown}")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
     print(HEADER)
     results = []
     for topic in topics:
-        r = summarise(run_cli(topic, latency, base=base))
+        r = summarise(run_cli(topic, latency, base=base, extra=extra))
         results.append(r)
         print(row(topic[:40], r), flush=True)
     m = medians(results)
@@ -185,6 +193,6 @@ def cli_main(
     print("\n" + "\n".join(breakdown(m)))
     print("\n" + "\n".join(startup(base)))
     if profile:
-        print("\n" + "\n".join(phases_in_run(topics[0], latency)))
-        print("\n" + "\n".join(imports_in_run(topics[0], latency)))
+        print("\n" + "\n".join(phases_in_run(topics[0], latency, extra)))
+        print("\n" + "\n".join(imports_in_run(topics[0], latency, extra)))
     return 0

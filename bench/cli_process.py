@@ -153,18 +153,25 @@ def run_process(cmd: list[str], env: dict[str, str], cwd: Path) -> Observed:
     return Observed(t0, end, returncode, stderr, {}, {}, [], procs, child.pid)
 
 
-def run_cli(topic: str, latency: dict[str, float], base: list[str] | None = None) -> Observed:
+def run_cli(
+    topic: str,
+    latency: dict[str, float],
+    base: list[str] | None = None,
+    extra: list[str] | None = None,
+) -> Observed:
     """Run ``deskresearch TOPIC`` against a fresh loopback web (its own process), as a user would.
 
-    ``base`` replaces the command (default: :func:`command`). Temp output folder and checkpoint
-    file per run; no cache (``DESKRESEARCH_CACHE=false``).
+    ``base`` replaces the command (default: :func:`command`); ``extra`` flags are passed on
+    (e.g. ``--report-mode single``). Temp output folder and checkpoint file per run; no cache
+    (``DESKRESEARCH_CACHE=false``).
     """
     sys.path.insert(0, str(ROOT))
     from tests.support.runs import loopback_env
 
     with web_process(latency) as (web, _), tempfile.TemporaryDirectory() as tmp:
         out, cwd = Path(tmp) / "out", Path(tmp)
-        cmd = [*(base or command()), topic, "-o", str(out), "--checkpoints", str(cwd / "cp.sqlite")]
+        cmd = [*(base or command()), topic, "-o", str(out), "--checkpoints", str(cwd / "cp.sqlite"),
+               *(extra or [])]  # fmt: skip
         obs = run_process(cmd, loopback_env(web), cwd)
         files = sorted(out.glob("*")) if out.is_dir() else []
         obs.files = {f.name: f.stat().st_mtime_ns / 1e9 for f in files}

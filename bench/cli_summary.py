@@ -13,7 +13,7 @@ NAN = float("nan")
 _REFERENCE_LINE = re.compile(r"^\s*\[\d+\]\s")  # "[3] Title. <url>" in the reference list
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")  # [3], [1, 2], [1; 4]
 _OUTPUT_LINE = re.compile(r"^\w+: (\S+\.(md|html) )+\S+\.json$")  # "ok: <md> [<html>] <json>"
-_PROGRESS_LINE = re.compile(r"^\[\w+\] ")  # "[finish_report] finished ..."
+_PROGRESS_LINE = re.compile(r"^\s*(\d+\.\d+s )?\[\w+\] ")  # "  8.4s [finish_report] finished"
 _PHASE_LINE = re.compile(r"^phase: (.+) (\d+\.\d+)$")  # from bench/cli_phases.py
 _IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)$")
 

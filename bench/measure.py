@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 _QUERY = re.compile(r"^Query: (.*)$", re.MULTILINE)
 _PAGE_URL = re.compile(r'<page url="([^"]+)"')
 _LISTED_URL = re.compile(r"<(https?://[^>\s]+)>")  # a search result in a ranking prompt
-_BEFORE_REPORT = {"Keywords", "QueryPlan", "Ranking", "ChunkSummary", "PageSummary"}
+_BEFORE_REPORT = {"Keywords", "QueryPlan", "Ranking", "ChunkSummary", "PageFacts"}
+_SECTION = re.compile(r'^Write the section "', re.MULTILINE)  # one of the report's sections
 
 
 def _user_text(body: dict[str, Any]) -> str:
@@ -32,12 +33,16 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
     A page depends only on the quickest query whose ranking listed it (no barrier between
     ranking and reading is a dependency); the calls after the pages wait for every query.
 
-    Every model call of any other step (the report, judging and repairing its citations) comes
-    after all pages and is counted as one serial chain: a step that makes such calls in
-    parallel (report sections) must be given its own term here, or the bound comes out too high.
+    Every model call of any other step (the outline, the report, judging and repairing its
+    citations) comes after all pages and is counted as one serial chain, except the report's
+    sections, which are written at the same time: they count as their slowest one. A step
+    that makes other calls in parallel must be given its own term here, or the bound comes
+    out too high.
     """
     model = [c for c in log if c.kind == "model"]
-    tail = sum(c.seconds for c in model if c.key not in _BEFORE_REPORT)
+    after = [c for c in model if c.key not in _BEFORE_REPORT]
+    sections = [c.seconds for c in after if _SECTION.search(_user_text(c.body))]
+    tail = sum(c.seconds for c in after) - sum(sections) + max(sections, default=0.0)
 
     def seq(stage: str) -> float:  # calls of one step run one after another
         return sum(c.seconds for c in model if c.key == stage)
@@ -66,7 +71,7 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
         path = urlsplit(m.group(1)).path if m else ""
         if m and c.key == "ChunkSummary":
             chunk[path] = max(chunk[path], c.seconds)
-        elif m and c.key == "PageSummary":
+        elif m and c.key == "PageFacts":
             reduce[path] += c.seconds
 
     def ranked(path: str) -> float:  # a page no ranking listed waits for them all

@@ -176,7 +176,12 @@ def _cached(base: dict[str, Any], n: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the benchmark tables."""
-    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m bench",
+        description=__doc__.split("\n\n")[0],
+        epilog="--cli: flags after -- go to every deskresearch run, e.g. "
+        "python -m bench --cli -- --report-mode single",
+    )
     p.add_argument("--one", help=argparse.SUPPRESS)
     for flag, what, default in [
         ("--call-s", "fixed seconds per model call", "0.3 / --cli 0.3"),
@@ -205,7 +210,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="--cli: skip the two extra runs (phases, -X importtime)",
     )
-    args = p.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args, passed = p.parse_args(argv[:cut]), argv[cut + 1 :]
+    if passed and not args.cli:
+        p.error("flags after -- are passed to the deskresearch command: only with --cli")
     if args.one:
         print(json.dumps(asyncio.run(_one(json.loads(args.one)))))
         return 0
@@ -215,7 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.cli:
         topics = TOPICS[: args.topics]
-        return cli_main(latency, topics, profile=not args.no_profile, module=args.as_module)
+        return cli_main(
+            latency, topics, profile=not args.no_profile, module=args.as_module, extra=passed
+        )
     print(f"latency model: {latency}, max_concurrency={args.max_concurrency}\n")
     base = {"topic": TOPICS[0], "context": {}, "latency": latency,
             "max_concurrency": args.max_concurrency}  # fmt: skip

@@ -51,8 +51,8 @@ def _observed() -> Observed:
     }
     stderr = [
         (T0 + 0.8, "deskresearch: thread abc in /tmp/cp.sqlite (after a crash: ...)"),
-        (T0 + 0.8, "[start_run] started topic=x"),
-        (T0 + 8.4, "[finish_report] finished citations=3 checked"),
+        (T0 + 0.8, "   0.0s [start_run] started topic=x"),
+        (T0 + 8.4, "   7.6s [finish_report] finished citations=3 checked"),
         (T0 + 8.7, "ok: /tmp/out/x.md /tmp/out/x.json"),
         (T0 + 8.7, "sources: 4, tokens: 1 in / 1 out, model calls: 8 (0 from the cache)"),
     ]
@@ -89,6 +89,27 @@ def test_a_page_waits_only_for_the_quickest_query_that_listed_it() -> None:
     obs.log[6] = _model("Ranking", 3.4, 0.3, listing)
     # q1 (0.3 + 0.3) → page (0.2 + 0.9) = 1.7 outlasts q2's 0.9, which the report still waits for
     assert summarise(obs)["bound_s"] == pytest.approx(0.5 + 0.4 + 0.8 + 1.7 + 2.7)
+
+
+def test_report_sections_count_as_their_slowest_and_the_outline_in_series() -> None:
+    obs = _observed()
+    sections = [_model("report", 6.0, 0.9, 'Write the section "Overview" (what ...) and'),
+                _model("report", 6.0, 1.4, 'Write the section "Aspect 1" (what ...) and')]  # fmt: skip
+    obs.log[11:12] = [_model("Outline", 5.5, 0.4), *sections]
+    # ... + page 1.1 + outline 0.4 + slowest section 1.4 (not 0.9 + 1.4) + judging 1.5
+    assert summarise(obs)["bound_s"] == pytest.approx(2.6 + 1.1 + 0.4 + 1.4 + 1.5)
+
+
+def test_a_page_reduce_call_is_on_its_page_chain_not_after_the_report() -> None:
+    obs = _observed()
+    page = '<page url="http://127.0.0.3:8000/pages/b.html">'
+    obs.log[11:11] = [
+        Call("fetch", "/pages/b.html", 0.2, {}, started=T0 + 4.1),
+        _model("ChunkSummary", 4.4, 0.3, f"{page}\nchunk 1"),
+        _model("PageFacts", 4.8, 0.5, f"Facts ...\n{page}\nnotes"),
+    ]
+    # page b: 0.9 + 0.2 + 0.3 + 0.5 = 1.9 stays under page a's 2.0; not a step after the pages
+    assert summarise(obs)["bound_s"] == pytest.approx(6.4)
 
 
 def test_summary_counts_memory_workers_calls_and_the_report() -> None:
@@ -132,14 +153,20 @@ def test_cli_mode_defaults_to_the_issue_latency_model_and_flags_change_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: list[dict[str, Any]] = []
+    passed: list[list[str] | None] = []
 
-    def cli_main(latency: dict[str, float], topics: list[str], **flags: bool) -> int:
+    def cli_main(latency: dict[str, float], topics: list[str], **flags: Any) -> int:
         seen.append(latency)
+        passed.append(flags.get("extra"))
         return 0
 
     monkeypatch.setattr(run, "cli_main", cli_main)
     assert run.main(["--cli"]) == 0
     assert run.main(["--cli", "--search-s", "0.5", "--per-out-token-s", "0.01"]) == 0
+    assert run.main(["--cli", "--topics", "1", "--", "--report-mode", "single", "-q"]) == 0
+    assert passed == [[], [], ["--report-mode", "single", "-q"]]
+    with pytest.raises(SystemExit):  # flags for the command make no sense in-process
+        run.main(["--", "--report-mode", "single"])
     assert seen[0] == LATENCY == {
         "call_s": 0.3, "per_in_token_s": 0.0, "per_out_token_s": 0.003,
         "search_s": 0.3, "fetch_s": 0.2,
