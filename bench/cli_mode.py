@@ -27,7 +27,7 @@ LATENCY = {"call_s": 0.3, "per_in_token_s": 0.0, "per_out_token_s": 0.003,
 HEADER = (
     "| topic | wall s | first model call s | last call → exit s | files written → exit s "
     "| bound s | wall / bound | peak RSS MB (main + workers) | model calls | sources cited "
-    "| report words |\n|---|---|---|---|---|---|---|---|---|---|---|"
+    "| report words | citations supported / checked |\n" + "|---" * 12 + "|"
 )
 # Under -X importtime, but not its workers: spawn passes sys._xoptions on to them.
 PROFILED = [sys.executable, "-X", "importtime", "-c",
@@ -48,13 +48,21 @@ def _f(value: float, digits: int = 2) -> str:
     return "–" if math.isnan(value) else f"{value:.{digits}f}"
 
 
+def _changed(r: dict[str, Any]) -> str:
+    """What the check changed, if anything: ", 1 re-cited, 2 removed"."""
+    return "".join(
+        f", {r[k]:g} {k.replace('_', '-')}" for k in ("re_cited", "rewritten", "removed") if r[k]
+    )
+
+
 def row(label: str, r: dict[str, Any]) -> str:
     """One table row."""
     return (
         f"| {label} | {_f(r['wall_s'])} | {_f(r['first_call_s'])} | {_f(r['after_last_call_s'])} "
         f"| {_f(r['written_to_exit_s'])} | {_f(r['bound_s'])} | {_f(r['ratio'])} "
         f"| {_f(r['peak_rss_mb'], 0)} + {_f(r['workers_rss_mb'], 0)} | {r['model_calls']:g} "
-        f"| {r['cited']:g} of {r['sources']:g} | {r['report_words']:g} |"
+        f"| {r['cited']:g} of {r['sources']:g} | {r['report_words']:g} "
+        f"| {r['supported']:g} / {r['checked']:g}{_changed(r)} |"
     )
 
 

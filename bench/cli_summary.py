@@ -36,6 +36,19 @@ def report_words(report: str) -> int:
     return sum(len(line.split()) for line in _body_lines(report))
 
 
+def citation_counts(citations: list[dict[str, Any]]) -> dict[str, int]:
+    """The citation check's verdicts: sentences checked, supported, and changed by the check."""
+    verdicts = [str(c.get("verdict", "")) for c in citations]
+    checked = [v for v in verdicts if v != "unchecked"]
+    return {
+        "checked": len(checked),
+        "supported": checked.count("supported"),
+        "re_cited": checked.count("re-cited"),
+        "rewritten": checked.count("rewritten"),
+        "removed": checked.count("removed"),
+    }
+
+
 def _first(lines: list[tuple[float, str]], test: Any, last: bool = False) -> float:
     hits = [t for t, line in lines if test(line)]
     return (hits[-1] if last else hits[0]) if hits else NAN
@@ -72,6 +85,7 @@ def summarise(obs: Observed) -> dict[str, Any]:
         "sources": len(obs.result.get("sources") or []),
         "cited": cited_sources(report),
         "report_words": report_words(report),
+        **citation_counts(obs.result.get("citations") or []),
         "status": str(obs.result.get("status", f"exit {obs.returncode}")),
         # landmarks seen on stderr (seconds after t0)
         "banner_s": _first(err, lambda s: s.startswith("deskresearch: thread")) - t0,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bench import run
-from bench.cli_mode import LATENCY, describe_latency, medians
+from bench.cli_mode import LATENCY, describe_latency, medians, row
 from bench.cli_process import TICK, Observed, Proc
 from bench.cli_summary import by_package, cited_sources, import_times, report_words, summarise
 from tests.support.loopback import Call
@@ -57,7 +57,10 @@ def _observed() -> Observed:
         (T0 + 8.7, "sources: 4, tokens: 1 in / 1 out, model calls: 8 (0 from the cache)"),
     ]
     files = {"x.md": T0 + 8.5, "x.json": T0 + 8.6}
-    result = {"queries": ["q1", "q2"], "report": REPORT, "sources": [{}, {}, {}, {}]}
+    verdicts = ["supported", "supported", "re-cited", "unchecked"]
+    citations = [{"sentence": f"s{i}", "verdict": v} for i, v in enumerate(verdicts)]
+    result = {"queries": ["q1", "q2"], "report": REPORT, "sources": [{}, {}, {}, {}],
+              "citations": citations}  # fmt: skip
     return Observed(T0, T0 + 10.0, 0, stderr, files, result, log, procs, main_pid=10)
 
 
@@ -119,6 +122,8 @@ def test_summary_counts_memory_workers_calls_and_the_report() -> None:
     assert r["workers_gone_before_exit_s"] == pytest.approx(0.5)
     assert r["model_calls"] == 8 and r["searches"] == 4 and r["fetches"] == 1
     assert r["sources"] == 4 and r["cited"] == 3
+    assert (r["checked"], r["supported"], r["re_cited"], r["removed"]) == (3, 2, 1, 0)
+    assert row("x", r).endswith(f"| {r['report_words']} | 2 / 3, 1 re-cited |")
 
 
 def test_a_run_without_files_or_calls_reports_nan_not_a_crash() -> None:
