@@ -86,6 +86,8 @@ def breakdown(m: dict[str, Any]) -> list[str]:
         f"(Δ {_f(m['first_call_s'] - m['banner_s'])})",
         f"  worker processes ({m['workers']:g}) started at +{_f(m['workers_start_s'])}; CPU "
         f"seconds: command {_f(m['main_cpu_s'])}, workers {_f(m['workers_cpu_s'])}",
+        f"  pages: fetched → first summary call Δ {_f(m['read_gap_median_s'])} (median), "
+        f"{_f(m['read_gap_max_s'])} (slowest): extraction, or waiting for the workers",
         f"  last model call ends +{_f(m['last_call_end_s'])}",
         f"  the graph's last progress line +{_f(m['graph_done_s'])} "
         f"(Δ {_f(m['graph_done_s'] - m['last_call_end_s'])})",

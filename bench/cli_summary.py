@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+import statistics
 from collections import defaultdict
 from typing import Any
 
 from bench.cli_process import TICK, Observed
-from bench.measure import critical_path
+from bench.measure import critical_path, read_gaps
 
 NAN = float("nan")
 _REFERENCE_LINE = re.compile(r"^\s*\[\d+\]\s")  # "[3] Title. <url>" in the reference list
@@ -97,6 +98,8 @@ def summarise(obs: Observed) -> dict[str, Any]:
             ((p.start_ticks - start_ticks) / TICK for p in workers), default=NAN
         ),
         "workers_gone_before_exit_s": obs.exit - max((p.last_seen for p in workers), default=NAN),
+        "read_gap_median_s": statistics.median(gaps) if (gaps := read_gaps(obs.log)) else NAN,
+        "read_gap_max_s": max(gaps, default=NAN),
         "main_cpu_s": main.cpu_s if main else NAN,
         "workers_cpu_s": sum(p.cpu_s for p in others),
     }

@@ -84,6 +84,19 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
     )  # fmt: skip
 
 
+def read_gaps(log: list[Call]) -> list[float]:
+    """Per page read: seconds from its fetch's end to its first summary call (extraction in a
+    worker, and any wait for the workers to start or for a free one)."""
+    first: dict[str, float] = {}
+    for c in log:
+        if c.kind == "model" and c.key == "ChunkSummary":
+            if m := _PAGE_URL.search(_user_text(c.body)):
+                path = urlsplit(m.group(1)).path
+                first[path] = min(first.get(path, c.started), c.started)
+    ends = {c.key: c.started + c.seconds for c in log if c.kind == "fetch"}
+    return [first[p] - end for p, end in ends.items() if p in first]
+
+
 def peak_overlap(log: list[Call], kind: str) -> int:
     """Most calls of ``kind`` in flight at one moment, from the server's own log."""
     edges = sorted(

@@ -121,6 +121,7 @@ def test_summary_counts_memory_workers_calls_and_the_report() -> None:
     assert r["workers"] == 2 and r["workers_start_s"] == pytest.approx(2.0)
     assert r["workers_gone_before_exit_s"] == pytest.approx(0.5)
     assert r["model_calls"] == 8 and r["searches"] == 4 and r["fetches"] == 1
+    assert r["read_gap_median_s"] == pytest.approx(0.1)  # fetched by 4.3, first chunk call 4.4
     assert r["sources"] == 4 and r["cited"] == 3
     assert (r["checked"], r["supported"], r["re_cited"], r["removed"]) == (3, 2, 1, 0)
     assert row("x", r).endswith(f"| {r['report_words']} | 2 / 3, 1 re-cited |")
