@@ -1,15 +1,12 @@
 """`langgraph dev` serves the graph offline; langgraph-sdk drives it like a user's front end."""
 
 import asyncio
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from langgraph.graph import START, StateGraph
 from langgraph.pregel.remote import RemoteGraph
@@ -19,16 +16,10 @@ from typing_extensions import TypedDict
 from tests.integration_tests.test_examples import run_example
 from tests.support.loopback import FakeWeb, serve
 from tests.support.runs import loopback_env, run
+from tests.support.server import dev_server
 
 ROOT = Path(__file__).parents[2]
 pytestmark = pytest.mark.anyio
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
@@ -40,43 +31,15 @@ def web() -> Iterator[FakeWeb]:
 @pytest.fixture(scope="module")
 def server(web: FakeWeb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A `langgraph dev` process whose every outside URL points at the loopback fakes."""
-    port = free_port()
     env = loopback_env(
         web,
-        LANGGRAPH_CLI_NO_ANALYTICS="1",
-        LANGGRAPH_NO_VERSION_CHECK="true",
-        LANGSMITH_TRACING="false",
         OPENAI_API_KEY="sk-server-secret",
         TAVILY_API_KEY="tvly-server-secret",
         # The cache file is the deployment's to choose; a run may only turn the cache on.
         DESKRESEARCH_CACHE_PATH=str(tmp_path_factory.mktemp("cache") / "cache.sqlite"),
     )
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [str(Path(sys.executable).parent / "langgraph"), "dev", "--port", str(port),
-             "--host", "127.0.0.1", "--no-browser", "--no-reload"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, log.read_text()[-3000:]
-            assert time.monotonic() < deadline, log.read_text()[-3000:]
-            try:
-                if httpx.get(url + "/ok", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
+    with dev_server(env, tmp_path_factory.mktemp("server") / "server.log") as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 async def test_the_sdk_sees_the_assistant_and_its_schemas(server: str) -> None:
