@@ -10,16 +10,11 @@ so the numbers are a real run's, the topic's pages are the fixture pages.
 
 from __future__ import annotations
 
-import fcntl
 import io
-import os
-import pty
 import re
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +25,7 @@ from rich.text import Text  # noqa: E402
 
 from tests.support.loopback import FakeWeb, Latency, serve  # noqa: E402
 from tests.support.runs import loopback_env  # noqa: E402
+from tests.support.terminal import in_terminal  # noqa: E402
 
 COLUMNS = 104
 TOPIC = "How are lithium-ion batteries from electric cars recycled?"
@@ -38,25 +34,8 @@ FRAME = re.compile(r"(?:\x1b\[2K\x1b\[1A)+\x1b\[2K")  # rich Live: erase the las
 
 def live_frames(env: dict[str, str], out_dir: str) -> list[str]:
     """Run the CLI on a pseudo-terminal; return the panel's frames (ANSI text)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, COLUMNS, 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "deskresearch", TOPIC, "-o", out_dir],
-        env={**env, "TERM": "xterm-256color"}, cwd=ROOT,
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave,
-    )  # fmt: skip
-    os.close(slave)
-    screen = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        screen += chunk
-    proc.wait()
-    text = screen.decode("utf-8", errors="replace").replace("\r", "")
+    _, screen = in_terminal([TOPIC, "-o", out_dir], env, columns=COLUMNS)
+    text = screen.replace("\r", "")
     text = text.replace("\x1b[?25l", "").replace("\x1b[?25h", "")  # cursor hidden / shown
     return [f for f in FRAME.split(text) if "╭─ deskresearch" in f]
 

@@ -1,16 +1,12 @@
 """The command line as people meet it: help, errors, files kept, runs listed, Ctrl-C, live panel."""
 
-import fcntl
 import json
 import os
-import pty
 import re
 import shlex
 import signal
-import struct
 import subprocess
 import sys
-import termios
 import time
 from pathlib import Path
 
@@ -18,6 +14,7 @@ import deskresearch
 from tests.integration_tests.test_cli import cli, validate
 from tests.support.loopback import FakeWeb, Latency, serve
 from tests.support.runs import loopback_env
+from tests.support.terminal import in_terminal
 
 ROOT = Path(__file__).parents[2]
 TOPIC = "EV battery recycling"
@@ -114,28 +111,6 @@ def test_ctrl_c_says_what_was_saved_and_the_command_that_resumes_it(tmp_path: Pa
     doc = validate(tmp_path / "out" / "ev-battery-recycling.json")
     assert doc["run"]["resumed"] is True and doc["thread_id"] == command[2]
     assert json.loads(cli(None, "runs", "--checkpoints", store, "--json").stdout)["status"] == "ok"
-
-
-def in_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str]:
-    """Run the CLI with stderr on a pseudo-terminal (120 columns); return its exit code and screen."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "deskresearch", *args], env={**env, "TERM": "xterm-256color"},
-        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave,
-    )  # fmt: skip
-    os.close(slave)
-    screen = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        screen += chunk
-    os.close(master)
-    return proc.wait(timeout=120), screen.decode("utf-8", errors="replace")
 
 
 def test_a_terminal_gets_a_live_panel_in_colour_unless_no_color(
