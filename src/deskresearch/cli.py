@@ -189,9 +189,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from deskresearch.errors import ConfigError
 
     try:
+        prepared = None
+        if ns.topic:  # a new run: its first model call goes out while the rest imports
+            from deskresearch.headstart import prepare
+
+            prepared = prepare(ns)
         from deskresearch.cli_session import research
 
-        return research(ns)
+        return research(ns, prepared)
     except ConfigError as exc:
         print(f"deskresearch: error: {exc}", file=sys.stderr)
     except Exception as exc:  # noqa: BLE001 - the one place every failure becomes one line

@@ -31,9 +31,11 @@ from deskresearch.cli_views import make_view
 from deskresearch.context import Context
 from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
-from deskresearch.nodes.start_run import clean_topic
+from deskresearch.headstart import Prepared, prepare
 from deskresearch.services.base import ChatService
 from deskresearch.services.checkpoints import default_location, describe, open_checkpointer
+from deskresearch.services.headstart import HeadStartChat
+from deskresearch.services.llm import import_client_soon
 from deskresearch.services.search import SearchRouter
 from deskresearch.tracing import run_config
 
@@ -61,8 +63,9 @@ def _checked_services(ctx: Context) -> tuple[ChatService, SearchRouter]:
 class Session:
     """One run (new or resumed) and what an interrupt should say about it."""
 
-    def __init__(self, ns: argparse.Namespace) -> None:
+    def __init__(self, ns: argparse.Namespace, prepared: Prepared | None = None) -> None:
         self.ns = ns
+        self.prepared = prepared  # a new run's settings and topic, read before the imports
         self.location: str = ns.checkpoints or default_location()
         self.thread: str = ns.resume or uuid.uuid4().hex
         self.started = datetime.now().astimezone()
@@ -104,11 +107,14 @@ class Session:
             if not unfinished:  # it had finished: write its files again
                 return self._write(values, ctx, topic)
             run_input: Any = None
+            head = None  # a resumed run made its first call long ago
         else:
-            ctx = context_from(gather(self.ns, os.environ))
-            topic = clean_topic(self.ns.topic)
+            prepared = self.prepared or prepare(self.ns)
+            ctx, topic, head = prepared.ctx, prepared.topic, prepared.head
             run_input = {"topic": topic}
         llm, search = _checked_services(ctx)  # before anything exists on disk
+        if head is not None:
+            llm = HeadStartChat(llm, head)
         final = asyncio.run(self._stream(run_input, ctx, topic, llm, search))
         return self._write(final, ctx, topic)
 
@@ -136,6 +142,7 @@ class Session:
             graph = build_graph(
                 llm=llm, search=search, checkpointer=saver, max_concurrency=self.ns.max_concurrency
             )
+            import_client_soon()  # while start_run, the keywords and the searches run
             nested = [n.split("|")[-1] for n, _ in graph.get_subgraphs(recurse=True)]
             tracker = self.tracker = Tracker(subgraphs=nested)
             print(
@@ -239,13 +246,17 @@ def _ask(plan: Any, source: str) -> Any:
         signal.signal(signal.SIGINT, previous)
 
 
-def research(ns: argparse.Namespace) -> int:
-    """Run the research the arguments ask for; return the exit code."""
+def research(ns: argparse.Namespace, prepared: Prepared | None = None) -> int:
+    """Run the research the arguments ask for; return the exit code.
+
+    ``prepared``: a new run's settings and topic, read (and its head start sent) by ``cli.main``
+    before this module's imports.
+    """
     # Ctrl-C cancels LangGraph's tasks mid-step; a coroutine it created but had not awaited yet
     # is then collected with a RuntimeWarning on stderr (seen about once in 20 interrupts): a
     # developer's warning that would break the promised one-line interrupt message.
     warnings.filterwarnings("ignore", r"coroutine .* was never awaited", RuntimeWarning)
-    session = Session(ns)
+    session = Session(ns, prepared)
     try:
         return session.run()
     except KeyboardInterrupt:

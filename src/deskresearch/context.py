@@ -14,9 +14,8 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.runtime import Runtime, get_runtime
 from platformdirs import user_cache_dir
 from pydantic import ValidationError, model_validator
 from pydantic.dataclasses import dataclass
@@ -33,6 +32,11 @@ from deskresearch.errors import ConfigError
 from deskresearch.masking import mask_secrets
 from deskresearch.providers import split_model
 from deskresearch.records import CachePolicy, FetchLimits, ModelSpec, SearchSettings
+
+if (
+    TYPE_CHECKING
+):  # LangGraph is imported by the graph, not by reading settings (the CLI's head start)
+    from langgraph.runtime import Runtime
 
 ENV_PREFIX = "DESKRESEARCH_"
 
@@ -192,6 +196,8 @@ def settings_of(state: Mapping[str, Any]) -> Context:
     state editor, a caller resuming from an edited state) there is none, and the settings the
     run started with (``start_run`` saved them in state) stand in.
     """
+    from langgraph.runtime import get_runtime
+
     try:
         runtime = get_runtime(Context)
     except RuntimeError:  # not inside a graph step at all

@@ -7,6 +7,10 @@ part of the model name (Ollama tags such as ``llama3.1:8b`` contain colons).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"  # the openai client's own default
+
 PROVIDERS: dict[str, str] = {
     "openai": "",  # OPENAI_BASE_URL, else api.openai.com; needs OPENAI_API_KEY
     "ollama": "http://localhost:11434/v1",
@@ -22,3 +26,16 @@ def split_model(name: str) -> tuple[str, str]:
     if sep and rest and prefix.lower() in PROVIDERS:
         return rest, PROVIDERS[prefix.lower()]
     return name, ""
+
+
+def endpoint_for(
+    base_url: str, environ: Mapping[str, str], api_key: str | None = None
+) -> tuple[str | None, str | None]:
+    """Return ``(base URL, API key)`` a call goes out with; None where neither gives one.
+
+    The setting (or its provider's URL) wins over ``OPENAI_BASE_URL``; a given key over
+    ``OPENAI_API_KEY``. None as the base URL means the OpenAI default (``OPENAI_DEFAULT_URL``).
+    """
+    base = base_url or environ.get("OPENAI_BASE_URL") or None
+    key = api_key or environ.get("OPENAI_API_KEY") or None
+    return base, key

@@ -4,10 +4,38 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Collection, Sequence
 from html import unescape
 
+from deskresearch.errors import ConfigError
+
 MAX_PHRASE_CHARS = 300
+MAX_TOPIC_CHARS = 2000
+
+
+def clean_topic(topic: object) -> str:
+    """Return the topic with control characters removed and whitespace collapsed.
+
+    Raises:
+        ConfigError: the topic is missing, empty or longer than MAX_TOPIC_CHARS.
+    """
+    if not isinstance(topic, str):
+        raise ConfigError("topic is missing: pass a research question as the input's 'topic'")
+    kept = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in topic
+    )
+    text = " ".join(kept.split())
+    if not text:
+        raise ConfigError(
+            "topic is empty: pass a research question, e.g. 'How are EV batteries recycled?'"
+        )
+    if len(text) > MAX_TOPIC_CHARS:
+        raise ConfigError(
+            f"topic is {len(text)} characters; the limit is {MAX_TOPIC_CHARS}: "
+            "state the question and leave background material out"
+        )
+    return text
 
 
 def unique_phrases(raw: Sequence[object], limit: int) -> list[str]:

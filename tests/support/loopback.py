@@ -110,6 +110,7 @@ class FakeWeb:
     fetches: Counter[str] = field(default_factory=Counter)
     searches: list[dict[str, Any]] = field(default_factory=list)
     search_headers: list[dict[str, str]] = field(default_factory=list)
+    model_agents: list[str] = field(default_factory=list)  # User-Agent of each model request
     returned: list[str] = field(default_factory=list)  # every result URL handed out
     not_modified: Counter[str] = field(default_factory=Counter)  # pages answered 304
     page_edits: dict[str, bytes] = field(default_factory=dict)  # path → bytes appended (new ETag)
@@ -220,6 +221,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._engine("duckduckgo", query, ddg_html, "text/html")
         body = json.loads(raw or b"{}")
         if self.path.endswith("/chat/completions"):
+            with web._lock:
+                web.model_agents.append(self.headers.get("User-Agent", ""))
             status, payload, headers = web.model.handle(body)
             usage = payload.get("usage", {})
             t_in, t_out = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)

@@ -6,21 +6,17 @@ from datetime import date
 from typing import Any
 
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field
 
 from deskresearch.asking import ask
 from deskresearch.context import Context, resolve
 from deskresearch.progress import emit, note
 from deskresearch.prompts import keywords as prompt
+from deskresearch.prompts.keywords import Keywords
 from deskresearch.services.base import ChatService
 from deskresearch.state import ResearchState
 from deskresearch.text import unique_phrases
 
-
-class Keywords(BaseModel):
-    """The model's answer to the keywords prompt."""
-
-    keywords: list[str] = Field(description="Search keywords, most useful first.")
+__all__ = ["Keywords", "generate_keywords", "keywords_fallback"]
 
 
 async def generate_keywords(

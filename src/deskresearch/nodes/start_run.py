@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import unicodedata
 import uuid
 from typing import Any
 
@@ -11,36 +10,12 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from deskresearch.context import Context, resolve
-from deskresearch.errors import ConfigError
 from deskresearch.progress import emit
 from deskresearch.services.base import ChatService, ContentExtractor, SearchService, TokenCounter
 from deskresearch.state import ResearchInput
+from deskresearch.text import MAX_TOPIC_CHARS, clean_topic
 
-MAX_TOPIC_CHARS = 2000
-
-
-def clean_topic(topic: object) -> str:
-    """Return the topic with control characters removed and whitespace collapsed.
-
-    Raises:
-        ConfigError: the topic is missing, empty or longer than MAX_TOPIC_CHARS.
-    """
-    if not isinstance(topic, str):
-        raise ConfigError("topic is missing: pass a research question as the input's 'topic'")
-    kept = "".join(
-        " " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in topic
-    )
-    text = " ".join(kept.split())
-    if not text:
-        raise ConfigError(
-            "topic is empty: pass a research question, e.g. 'How are EV batteries recycled?'"
-        )
-    if len(text) > MAX_TOPIC_CHARS:
-        raise ConfigError(
-            f"topic is {len(text)} characters; the limit is {MAX_TOPIC_CHARS}: "
-            "state the question and leave background material out"
-        )
-    return text
+__all__ = ["MAX_TOPIC_CHARS", "clean_topic", "start_run"]
 
 
 def _check(ctx: Context, llm: ChatService, search: SearchService) -> None:

@@ -12,14 +12,12 @@ its usage rows, counting tokens the re-run never spent.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime
 from typing import Any, Literal, TypeVar, cast
 
-from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ValidationError
 
 from deskresearch.errors import FetchError, RefusedURL
@@ -41,26 +39,11 @@ from deskresearch.services.base import (
     SearchResult,
     SearchService,
 )
-from deskresearch.services.cache_store import CacheStore
+from deskresearch.services.cache_store import CacheStore, answer_key, digest
 from deskresearch.services.netpolicy import check_target
 from deskresearch.urls import canonical_url
 
 T = TypeVar("T")
-
-
-def digest(*parts: Any) -> str:
-    """A stable key for JSON-able ``parts``."""
-    blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def answer_key(endpoint: str, spec: ModelSpec, messages: Sequence[BaseMessage], schema: Any) -> str:
-    """Key a model call by what decides its answer (not by stage, timeouts or limits).
-
-    ``endpoint`` is where the call goes, as the calling service resolves it (``endpoint_of``).
-    """
-    prompt = [(m.type, m.content) for m in messages]
-    return digest("answer", endpoint, spec.model, spec.method, schema, prompt)
 
 
 def search_key(query: str, settings: SearchSettings, max_results: int, day: str) -> str:
@@ -93,7 +76,8 @@ class CachedChat(ChatLayer):
         if spec.cache is None:
             return await call()
         shape = schema.model_json_schema() if schema else None
-        key = answer_key(self.endpoint(spec), spec, request.messages, shape)
+        prompt = [(m.type, m.content) for m in request.messages]
+        key = answer_key(self.endpoint(spec), spec, prompt, shape)
         entry = await self._store.get(spec.cache.path, "answer", key)
         if entry is not None:
             try:

@@ -10,17 +10,20 @@ misses.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from deskresearch.errors import ConfigError
+from deskresearch.records import ModelSpec
 
 Kind = Literal["search", "page", "answer"]
 MAX_AGE_S = 30 * 24 * 3600  # entries unused this long are deleted when the file is opened
@@ -36,6 +39,43 @@ CREATE TABLE IF NOT EXISTS entries (
 )
 """
 log = logging.getLogger("deskresearch.cache")
+
+
+def digest(*parts: Any) -> str:
+    """A stable key for JSON-able ``parts``."""
+    blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def answer_key(
+    endpoint: str, spec: ModelSpec, prompt: Sequence[tuple[str, Any]], schema: Any
+) -> str:
+    """Key a model call by what decides its answer (not by stage, timeouts or limits).
+
+    ``endpoint`` is where the call goes, as the calling service resolves it (``endpoint_of``);
+    ``prompt`` is the messages as (type, content) pairs: ("system", ...), ("human", ...).
+    """
+    return digest("answer", endpoint, spec.model, spec.method, schema, list(prompt))
+
+
+def stored(path: str, kind: Kind, key: str) -> bool:
+    """Whether the cache file at ``path`` holds a live entry, read without creating anything.
+
+    For a look before the cache is opened (the CLI's head start); any problem reads as absent.
+    """
+    if not Path(path).is_file():
+        return False
+    try:
+        db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=1)
+        try:
+            row = db.execute(
+                "SELECT stored FROM entries WHERE kind = ? AND key = ?", (kind, key)
+            ).fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+    return row is not None and float(row[0]) >= time.time() - MAX_AGE_S
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,9 @@
 """ChatService over langchain-openai's ChatOpenAI: any OpenAI-compatible endpoint.
 
+The client (langchain-openai and openai: about a second of CPU to import, a quarter of it
+openai's aiohttp transport) is imported at the first call, not with the graph; the CLI imports it
+on a thread while its first steps wait on the network (``import_client_soon``).
+
 One retry layer: ChatOpenAI's own retries are off (``max_retries=0``); transient failures become
 ``ModelCallError(transient=True)`` carrying the status and ``Retry-After``, and
 ``services.retry.RetryingChat`` retries them under the run's rate limits and retry budget.
@@ -9,28 +13,32 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from email.utils import parsedate_to_datetime
 from functools import partial
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import openai
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_openai import ChatOpenAI
 from pydantic import SecretStr, ValidationError
 
 from deskresearch.errors import ConfigError, ContextLengthError, ModelCallError, ModelOutputError
 from deskresearch.masking import mask_secrets
 from deskresearch.prompts.common import JSON_MODE_INSTRUCTION
+from deskresearch.providers import OPENAI_DEFAULT_URL, endpoint_for
 from deskresearch.records import ModelSpec, Stage, Usage
 from deskresearch.services.base import M, Reply
 from deskresearch.services.structured import Method, methods_for, parse_tolerant, strip_reasoning
 from deskresearch.state import merge_usage
 
-OPENAI_DEFAULT_URL = "https://api.openai.com/v1"  # the openai client's own default
+if TYPE_CHECKING:
+    import openai
+    from langchain_openai import ChatOpenAI
+
 NO_ENDPOINT = (
     "no model endpoint configured: set OPENAI_API_KEY to use OpenAI, or point at an "
     "OpenAI-compatible server (Ollama, vLLM, llama.cpp) with OPENAI_BASE_URL or --base-url, "
@@ -124,9 +132,7 @@ class OpenAIChat:
         self._rejected: set[tuple[tuple[str, str], Method]] = set()  # (endpoint, model), method
 
     def _endpoint(self, spec: ModelSpec) -> tuple[str | None, str | None]:
-        base = spec.base_url or self._env.get("OPENAI_BASE_URL") or None
-        key = self._api_key or self._env.get("OPENAI_API_KEY") or None
-        return base, key
+        return endpoint_for(spec.base_url, self._env, self._api_key)
 
     def endpoint(self, spec: ModelSpec) -> str:
         """Return the base URL this service calls for ``spec`` (the cache and limits key on it)."""
@@ -141,6 +147,8 @@ class OpenAIChat:
     def _model(self, spec: ModelSpec) -> ChatOpenAI:
         client = (spec.model, spec.base_url, spec.timeout_s)
         if client not in self._models:
+            from langchain_openai import ChatOpenAI  # at the first call: see the module's doc
+
             self.check(spec)
             base, key = self._endpoint(spec)
             self._models[client] = ChatOpenAI(
@@ -243,6 +251,8 @@ class OpenAIChat:
 
     async def _call(self, fn: Any, messages: list[BaseMessage], spec: ModelSpec) -> Any:
         """Run one call, translating openai errors into ours."""
+        import openai  # imported by _model already: a lookup
+
         base = mask_secrets(spec.base_url or self._env.get("OPENAI_BASE_URL") or "api.openai.com")
         try:
             return await fn(messages)
@@ -281,3 +291,19 @@ class OpenAIChat:
                 f"{spec.model} at {base} unreachable: {exc} (is the server running?)",
                 transient=True,
             ) from exc
+
+
+def import_client_soon() -> threading.Thread:
+    """Start importing the model client on a thread, so the first call does not wait for it.
+
+    For a caller whose first steps need no client (the CLI: the head start answered the
+    keywords, the searches are network waits): the import's CPU fills that waiting.
+    """
+    thread = threading.Thread(
+        target=import_module,
+        args=("langchain_openai",),
+        name="import-langchain-openai",
+        daemon=True,
+    )
+    thread.start()
+    return thread

@@ -14,7 +14,7 @@ from deskresearch.errors import ConfigError, FetchError
 from deskresearch.records import CachePolicy, FetchLimits, ModelSpec, SearchSettings, Validators
 from deskresearch.services import cache as cache_module
 from deskresearch.services.cache import CachedChat, CachedFetcher, CachedSearch
-from deskresearch.services.cache_store import CacheStore
+from deskresearch.services.cache_store import CacheStore, answer_key
 from deskresearch.services.fetch import HttpFetcher
 from deskresearch.services.llm import OpenAIChat
 from deskresearch.services.search import SearchRouter
@@ -101,7 +101,7 @@ async def test_an_answer_that_no_longer_fits_its_schema_is_asked_again(policy: C
         keywords: list[str]
 
     store = CacheStore()
-    key = cache_module.answer_key("", spec(policy), ask("q"), New.model_json_schema())
+    key = answer_key("", spec(policy), [("human", "q")], New.model_json_schema())
     await store.put(policy.path, "answer", key, Old(words=["x"]).model_dump_json().encode(), {})
     inner = ScriptedChat({"generate_keywords": [New(keywords=["y"])]})
     reply = await CachedChat(inner, store).structured(

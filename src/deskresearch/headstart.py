@@ -1,0 +1,177 @@
+"""The head start: a new run's first model call goes out while the command is still importing.
+
+Importing LangGraph, langchain and the openai client costs about two seconds of CPU before a
+graph can run, and the run's first step needs none of them: generate_keywords' prompt and
+answer schema are known as soon as the settings are read. So ``deskresearch "topic"`` reads its
+settings first (a light import), sends that one request on a thread with plain httpx and the
+body ChatOpenAI would send for it (``json_schema``; a test compares the two), and only then
+imports the research path. ``services.headstart.HeadStartChat`` hands the answer to
+generate_keywords when the node asks exactly that question.
+
+The head start only ever saves time. When it cannot answer — another structured-output
+method, an answer the cache already holds, no endpoint configured, an HTTP error, a malformed
+reply, a prompt that differs — the node's call is made the usual way, with its usual checks,
+errors, retries and cache. Only the command line uses it: the settings are the user's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import threading
+from collections.abc import Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from deskresearch import __version__
+from deskresearch.context import Context
+from deskresearch.prompts import keywords as prompt
+from deskresearch.providers import OPENAI_DEFAULT_URL, endpoint_for
+from deskresearch.records import ModelSpec
+from deskresearch.services.cache_store import answer_key, stored
+from deskresearch.text import clean_topic
+
+if TYPE_CHECKING:
+    import httpx
+
+STAGE = "generate_keywords"
+Prompt = list[tuple[str, Any]]  # (message type, content), as the cache keys them
+
+
+@dataclass(frozen=True)
+class EarlyReply:
+    """What the early request got back: the answer's text and what it cost."""
+
+    content: str
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass
+class HeadStart:
+    """One request sent ahead of the graph; its reply is handed over once, to the same question."""
+
+    prompt: Prompt
+    schema: dict[str, Any]  # the answer's JSON schema (Keywords)
+    spec: ModelSpec
+    endpoint: str
+    reply: Future[EarlyReply | None]
+    taken: bool = False
+
+    def claim(self, prompt: Prompt, schema: Any, spec: ModelSpec, endpoint: str) -> bool:
+        """True once, for the question this head start asked: same prompt, schema, model, endpoint."""
+        same = (prompt, schema, spec.model, spec.method, endpoint) == (
+            self.prompt, self.schema, self.spec.model, self.spec.method, self.endpoint,
+        )  # fmt: skip
+        if not same or self.taken:
+            return False
+        self.taken = True
+        return True
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A new run's settings and topic, read before the research path is imported."""
+
+    ctx: Context
+    topic: str
+    head: HeadStart | None
+
+
+def prepare(ns: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> Prepared:
+    """Read the run's settings and topic and start the head start when it can help.
+
+    Raises:
+        ConfigError: a bad setting or topic, named as the research path would name it.
+    """
+    from deskresearch.cli_settings import context_from, gather
+
+    ctx = context_from(gather(ns, environ))
+    topic = clean_topic(ns.topic)
+    return Prepared(ctx, topic, begin(ctx, topic, environ))
+
+
+def request_body(model: str, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The chat request ChatOpenAI sends for a ``json_schema`` structured answer."""
+    shape = dict(schema)
+    name = shape.pop("title")
+    description = shape.pop("description", None)
+    return {
+        "model": model,
+        "stream": False,
+        "messages": [{"content": system, "role": "system"}, {"content": user, "role": "user"}],
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {
+                "name": name,
+                "description": description,
+                "strict": False,
+                "schema": shape,
+            },
+        },
+    }
+
+
+def begin(ctx: Context, topic: str, environ: Mapping[str, str] = os.environ) -> HeadStart | None:
+    """Send generate_keywords' request now, on a thread; None when it would not be used."""
+    spec = ctx.summary_spec()
+    if spec.method not in ("auto", "json_schema"):  # the first method tried is not json_schema
+        return None
+    base, key = endpoint_for(spec.base_url, environ)
+    if not base and not key:  # the settings check names what is missing
+        return None
+    endpoint = base or OPENAI_DEFAULT_URL
+    system, user = prompt.texts(topic=topic, max_keywords=ctx.max_keywords, today=date.today())
+    pairs: Prompt = [("system", system), ("human", user)]
+    schema = prompt.Keywords.model_json_schema()
+    if spec.cache and stored(spec.cache.path, "answer", answer_key(endpoint, spec, pairs, schema)):
+        return None  # answered from the cache, at no cost
+    head = HeadStart(pairs, schema, spec, endpoint, Future())
+    headers = {
+        "Authorization": f"Bearer {key or 'not-needed'}",  # as OpenAIChat: local servers want one
+        "User-Agent": f"deskresearch/{__version__} (head start)",
+        **{h: environ[v] for h, v in _OPENAI_HEADERS.items() if environ.get(v)},
+    }
+    body = request_body(spec.model, system, user, schema)
+    url = endpoint.rstrip("/") + "/chat/completions"
+    # The client is made here, the request sent on the thread: the imports that follow hold the
+    # interpreter's lock most of the time, and the thread should need it only briefly.
+    import httpx
+
+    client = httpx.Client(timeout=spec.timeout_s)
+    threading.Thread(
+        target=_send, args=(head.reply, client, url, headers, body),
+        name="deskresearch-head-start", daemon=True,
+    ).start()  # fmt: skip
+    return head
+
+
+# The openai client sends these when its variables are set; so does the head start.
+_OPENAI_HEADERS = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "OPENAI_PROJECT_ID"}
+
+
+def _send(
+    into: Future[EarlyReply | None],
+    client: httpx.Client,
+    url: str,
+    headers: dict[str, str],
+    body: dict[str, Any],
+) -> None:
+    """POST the request; any problem gives None, and the node asks the usual way."""
+    reply: EarlyReply | None = None
+    try:
+        with client:
+            response = client.post(url, json=body, headers=headers)
+        if response.status_code == 200:
+            data = response.json()
+            usage = data.get("usage") or {}
+            reply = EarlyReply(
+                content=str(data["choices"][0]["message"].get("content") or ""),
+                input_tokens=int(usage.get("prompt_tokens") or 0),
+                output_tokens=int(usage.get("completion_tokens") or 0),
+            )
+    except Exception:  # noqa: BLE001 - the usual call reports whatever went wrong
+        reply = None
+    into.set_result(reply)

@@ -1,0 +1,23 @@
+"""The command's head start, as a user runs it: the keywords request leaves before the imports."""
+
+import json
+from pathlib import Path
+
+from tests.integration_tests.test_cli import cli
+from tests.support.loopback import FakeWeb
+
+TOPIC = "EV battery recycling"
+
+
+def test_the_first_model_call_is_the_head_start_and_is_not_repeated(
+    web: FakeWeb, tmp_path: Path
+) -> None:
+    proc = cli(web, TOPIC, "-o", str(tmp_path), "-q")
+    assert proc.returncode == 0, proc.stderr
+    keywords = [c for c in web.log if c.kind == "model" and c.key == "Keywords"]
+    assert len(keywords) == 1 and web.model_agents[0].startswith("deskresearch/")
+    assert all("OpenAI" in agent for agent in web.model_agents[1:])  # the rest: ChatOpenAI
+    [result] = tmp_path.glob("*.json")
+    usage = json.loads(result.read_text())["usage"]
+    row = next(u for u in usage if u["stage"] == "generate_keywords")
+    assert (row["calls"], row["output_tokens"]) == (1, keywords[0].tokens_out)
