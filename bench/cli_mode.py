@@ -78,12 +78,15 @@ def medians(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 def breakdown(m: dict[str, Any]) -> list[str]:
     """Where the time goes before the first and after the last model call (from outside)."""
+    starts = sorted([
+        (m["banner_s"], "first stderr line (imports, checkpointer, graph, start_run's checks)"),
+        (m["first_call_s"], "first model call on the wire"),
+    ])  # fmt: skip
+    (t1, first), (t2, second) = starts
     return [
         "Where the time goes (medians; seconds after process start, Δ from the line before):",
-        f"  first stderr line (imports, checkpointer, graph, start_run's checks) "
-        f"+{_f(m['banner_s'])}",
-        f"  first model call on the wire +{_f(m['first_call_s'])} "
-        f"(Δ {_f(m['first_call_s'] - m['banner_s'])})",
+        f"  {first} +{_f(t1)}",
+        f"  {second} +{_f(t2)} (Δ {_f(t2 - t1)})",
         f"  worker processes ({m['workers']:g}) started at +{_f(m['workers_start_s'])}; CPU "
         f"seconds: command {_f(m['main_cpu_s'])}, workers {_f(m['workers_cpu_s'])}",
         f"  pages: fetched → first summary call Δ {_f(m['read_gap_median_s'])} (median), "
@@ -142,13 +145,15 @@ def imports_in_run(topic: str, latency: dict[str, float], extra: list[str]) -> l
             f"{sum(i[2] for i in chosen):.2f} s ({len(chosen)} modules{': ' if most else ''}{most})"
         )
 
-    banner, first = r["banner_s"], r["first_call_s"]
+    (t1, first), (t2, second) = sorted(
+        [(r["banner_s"], "the first stderr line"), (r["first_call_s"], "the first model call")]
+    )
     return [
         "Imports during a real run (one more run of the first topic under -X importtime, "
         "the command's own process; slower than the table's):",
-        f"  before the first stderr line (+{_f(banner)}): {within(0, banner, 8)}",
-        f"  then until the first model call (+{_f(first)}): {within(banner, first, 5)}",
-        f"  later: {within(first, 1e9, 3)}",
+        f"  before {first} (+{_f(t1)}): {within(0, t1, 8)}",
+        f"  then until {second} (+{_f(t2)}): {within(t1, t2, 8)}",
+        f"  later: {within(t2, 1e9, 5)}",
     ]
 
 

@@ -5,8 +5,9 @@ extra run). Each phase prints ``phase: <name> <time.time()>``. The hooks wrap th
 functions from outside, changing nothing in the package; a hook whose target no longer exists
 is skipped, so the probe keeps working while the command changes (its phase is then missing).
 Like the console script, it imports only the command's entry module at the top; the research
-path's modules are imported once the arguments are parsed, here just before the parser runs
-(so "research imports" come before "parser", a reordering of a few hundredths of a second).
+path's modules are imported where the command imports them: right after ``headstart.prepare``
+(settings read, the keywords request sent), or, for a command without a head start, just before
+the parser runs (then "research imports" come before "parser").
 """
 
 from __future__ import annotations
@@ -152,11 +153,32 @@ def _session_hooks() -> None:
             pass
 
 
+def _after_head_start() -> bool:
+    """Install the research path's hooks once ``prepare`` returned, as the command imports it."""
+    try:
+        headstart = importlib.import_module("deskresearch.headstart")
+    except ImportError:
+        return False
+    original = headstart.prepare
+
+    @functools.wraps(original)
+    def prepare(*args: Any, **kwargs: Any) -> Any:
+        mark("settings and head start started")
+        prepared = original(*args, **kwargs)
+        mark("settings and head start done (keywords request sent)")
+        _session_hooks()
+        return prepared
+
+    setattr(headstart, "prepare", prepare)  # noqa: B010 - a module found at run time
+    return True
+
+
 def main() -> int:
     """Run the command as its console script does (main, then leave) with the hooks in place."""
     mark("entry module imported")
     _around(cli, "build_parser", "parser")
-    _session_hooks()
+    if not _after_head_start():
+        _session_hooks()
     _workers_ready()
     _leave_marks(cli)
     sys.argv[0] = "deskresearch"
