@@ -14,9 +14,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 from collections.abc import Mapping, Sequence
-from email.utils import parsedate_to_datetime
 from functools import partial
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -32,6 +30,7 @@ from deskresearch.prompts.common import JSON_MODE_INSTRUCTION
 from deskresearch.providers import OPENAI_DEFAULT_URL, endpoint_for
 from deskresearch.records import ModelSpec, Stage, Usage
 from deskresearch.services.base import M, Reply
+from deskresearch.services.retry import retry_after
 from deskresearch.services.structured import Method, methods_for, parse_tolerant, strip_reasoning
 from deskresearch.state import merge_usage
 
@@ -81,30 +80,6 @@ def is_context_length(exc: openai.APIStatusError) -> bool:
     """Tell a too-long prompt from other bad requests (OpenAI's code, vLLM/llama.cpp prose)."""
     text = f"{getattr(exc, 'code', '') or ''} {exc.message}".lower()
     return any(marker in text for marker in _CONTEXT_LENGTH)
-
-
-def retry_after(response: Any) -> float | None:
-    """Seconds a response asks us to wait: ``retry-after-ms``, ``Retry-After`` seconds or date.
-
-    ``response`` is the openai client's response (httpx-like; newer clients bundle their own).
-    """
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    try:
-        if "retry-after-ms" in headers:
-            return max(0.0, float(headers["retry-after-ms"]) / 1000)
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        try:
-            return max(0.0, float(value))
-        except ValueError:  # not seconds: an HTTP date
-            pass
-        when = parsedate_to_datetime(value)
-        return max(0.0, when.timestamp() - time.time())
-    except (ValueError, TypeError, OverflowError):
-        return None
 
 
 class OpenAIChat:

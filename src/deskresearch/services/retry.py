@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
 
 from deskresearch.errors import ModelCallError
 from deskresearch.records import ModelSpec, Stage
@@ -66,3 +68,27 @@ class RetryingChat(ChatLayer):
 
 def _final(exc: ModelCallError, why: str) -> ModelCallError:
     return ModelCallError(f"{exc} ({why})", status=exc.status, retry_after=exc.retry_after)
+
+
+def retry_after(response: Any) -> float | None:
+    """Seconds a response asks us to wait: ``retry-after-ms``, ``Retry-After`` seconds or date.
+
+    ``response`` is the openai client's response (httpx-like; newer clients bundle their own).
+    """
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        if "retry-after-ms" in headers:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:  # not seconds: an HTTP date
+            pass
+        when = parsedate_to_datetime(value)
+        return max(0.0, when.timestamp() - time.time())
+    except (ValueError, TypeError, OverflowError):
+        return None
