@@ -155,10 +155,12 @@ def _session_hooks() -> None:
 
 def _after_head_start() -> bool:
     """Install the research path's hooks once ``prepare`` returned, as the command imports it."""
+    mark("head-start module import started (by this probe, before the parser)")
     try:
         headstart = importlib.import_module("deskresearch.headstart")
     except ImportError:
         return False
+    mark("head-start module import done (the command imports it in its head start)")
     original = headstart.prepare
 
     @functools.wraps(original)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import threading
 from collections.abc import Mapping
 from concurrent.futures import Future
@@ -31,12 +32,17 @@ from deskresearch.prompts import keywords as prompt
 from deskresearch.providers import OPENAI_DEFAULT_URL, endpoint_for
 from deskresearch.records import ModelSpec
 from deskresearch.services.cache_store import answer_key, stored
+from deskresearch.services.search_checks import check_chain
 from deskresearch.text import clean_topic
 
 if TYPE_CHECKING:
     import httpx
 
 STAGE = "generate_keywords"
+CONNECT_S = 5.0  # an endpoint that drops connections makes the node wait this long, not the timeout
+# Models ChatOpenAI asks differently (o-series: a developer role; codex, gpt-5*-pro: the
+# Responses API), as langchain-openai 1.x decides; the head start leaves them to it.
+_OTHER_REQUEST = re.compile(r"^o\d|codex|^gpt-\d[\d.]*-pro")
 Prompt = list[tuple[str, Any]]  # (message type, content), as the cache keys them
 
 
@@ -90,6 +96,7 @@ def prepare(ns: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> 
 
     ctx = context_from(gather(ns, environ))
     topic = clean_topic(ns.topic)
+    check_chain(ctx.search_settings())  # a run that cannot search sends nothing
     return Prepared(ctx, topic, begin(ctx, topic, environ))
 
 
@@ -120,8 +127,10 @@ def begin(ctx: Context, topic: str, environ: Mapping[str, str] = os.environ) -> 
     if spec.method not in ("auto", "json_schema"):  # the first method tried is not json_schema
         return None
     base, key = endpoint_for(spec.base_url, environ)
-    if not base and not key:  # the settings check names what is missing
-        return None
+    if not base and (not key or environ.get("LANGSMITH_GATEWAY")):
+        return None  # the settings check names what is missing; a gateway is ChatOpenAI's
+    if _OTHER_REQUEST.search(spec.model) or environ.get("LC_OUTPUT_VERSION"):
+        return None  # ChatOpenAI sends these another request (developer role, Responses API)
     endpoint = base or OPENAI_DEFAULT_URL
     system, user = prompt.texts(topic=topic, max_keywords=ctx.max_keywords, today=date.today())
     pairs: Prompt = [("system", system), ("human", user)]
@@ -134,21 +143,30 @@ def begin(ctx: Context, topic: str, environ: Mapping[str, str] = os.environ) -> 
         "User-Agent": f"deskresearch/{__version__} (head start)",
         **{h: environ[v] for h, v in _OPENAI_HEADERS.items() if environ.get(v)},
     }
+    if "OpenAI-Organization" not in headers and environ.get("OPENAI_ORGANIZATION"):
+        headers["OpenAI-Organization"] = environ["OPENAI_ORGANIZATION"]  # its older name
     body = request_body(spec.model, system, user, schema)
     url = endpoint.rstrip("/") + "/chat/completions"
     # The client is made here, the request sent on the thread: the imports that follow hold the
     # interpreter's lock most of the time, and the thread should need it only briefly.
-    import httpx
+    try:
+        import httpx
 
-    client = httpx.Client(timeout=spec.timeout_s)
-    threading.Thread(
-        target=_send, args=(head.reply, client, url, headers, body),
-        name="deskresearch-head-start", daemon=True,
-    ).start()  # fmt: skip
+        client = httpx.Client(
+            timeout=httpx.Timeout(spec.timeout_s, connect=min(spec.timeout_s, CONNECT_S)),
+            proxy=environ.get("OPENAI_PROXY") or None,  # as ChatOpenAI; HTTP(S)_PROXY too
+            follow_redirects=True,  # as the openai client
+        )
+        threading.Thread(
+            target=_send, args=(head.reply, client, url, headers, body),
+            name="deskresearch-head-start", daemon=True,
+        ).start()  # fmt: skip
+    except Exception:  # noqa: BLE001 - a bad proxy or CA setting: the usual call reports it
+        return None
     return head
 
 
-# The openai client sends these when its variables are set; so does the head start.
+# ChatOpenAI sends these when its variables are set; so does the head start.
 _OPENAI_HEADERS = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "OPENAI_PROJECT_ID"}
 
 
@@ -160,6 +178,9 @@ def _send(
     body: dict[str, Any],
 ) -> None:
     """POST the request; any problem gives None, and the node asks the usual way."""
+    if not into.set_running_or_notify_cancel():  # the run stopped waiting already
+        client.close()
+        return
     reply: EarlyReply | None = None
     try:
         with client:

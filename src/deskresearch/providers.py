@@ -33,9 +33,10 @@ def endpoint_for(
 ) -> tuple[str | None, str | None]:
     """Return ``(base URL, API key)`` a call goes out with; None where neither gives one.
 
-    The setting (or its provider's URL) wins over ``OPENAI_BASE_URL``; a given key over
-    ``OPENAI_API_KEY``. None as the base URL means the OpenAI default (``OPENAI_DEFAULT_URL``).
+    The setting (or its provider's URL) wins over ``OPENAI_BASE_URL``, then ``OPENAI_API_BASE``
+    (langchain-openai's older name); a given key over ``OPENAI_API_KEY``. None as the base URL
+    means the OpenAI default (``OPENAI_DEFAULT_URL``), or a LangSmith gateway ChatOpenAI picks.
     """
-    base = base_url or environ.get("OPENAI_BASE_URL") or None
+    base = base_url or environ.get("OPENAI_BASE_URL") or environ.get("OPENAI_API_BASE") or None
     key = api_key or environ.get("OPENAI_API_KEY") or None
     return base, key

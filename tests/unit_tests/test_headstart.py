@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from deskresearch.cli import build_parser
+from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
-from deskresearch.headstart import HeadStart, begin
+from deskresearch.headstart import HeadStart, begin, prepare
 from deskresearch.prompts import keywords as prompt
 from deskresearch.services.headstart import HeadStartChat
 from deskresearch.services.llm import OpenAIChat
@@ -118,4 +120,39 @@ def test_no_head_start_without_an_endpoint_or_for_another_method(web: FakeWeb) -
     methods = ("function_calling", "json_mode", "text")
     for method in methods:
         assert begin(context_for(web, structured_output=method), TOPIC, env(web)) is None
+    assert web.log == []
+
+
+async def test_every_keywords_call_is_counted_when_all_answers_are_malformed(web: FakeWeb) -> None:
+    web.model.fail("Keywords", *["malformed"] * 20)
+    out = await run_with(web, started(web))
+    calls = keyword_calls(web)
+    assert len(calls) > 2  # the early one, then the method chain, then the node's retries
+    row = keywords_usage(out)
+    assert row["calls"] == len(calls)
+    assert row["output_tokens"] == sum(c.tokens_out for c in calls)
+
+
+async def test_openai_api_base_is_where_the_early_request_goes(web: FakeWeb) -> None:
+    legacy = {"OPENAI_API_KEY": "test-key", "OPENAI_API_BASE": web.base + "/v1"}
+    head = begin(context_for(web), TOPIC, legacy)
+    assert head is not None and head.reply.result(timeout=30) is not None
+    assert len(keyword_calls(web)) == 1  # the loopback, not api.openai.com
+    assert head.endpoint == OpenAIChat(environ=legacy).endpoint(context_for(web).summary_spec())
+
+
+def test_no_head_start_where_chatopenai_would_ask_differently(web: FakeWeb) -> None:
+    gateway = {"OPENAI_API_KEY": "test-key", "LANGSMITH_GATEWAY": "true"}
+    assert begin(context_for(web), TOPIC, gateway) is None
+    for model in ("o3-mini", "gpt-5-pro", "gpt-5.1-codex"):
+        assert begin(context_for(web, summary_model=model), TOPIC, env(web)) is None
+    assert begin(context_for(web), TOPIC, {**env(web), "LC_OUTPUT_VERSION": "responses/v1"}) is None
+    assert web.log == []
+
+
+def test_a_run_whose_search_settings_fail_sends_nothing(web: FakeWeb, tmp_path: Path) -> None:
+    args = [TOPIC, "--search", "corpus", "--corpus-dir", str(tmp_path / "missing")]
+    ns = build_parser().parse_args(args)
+    with pytest.raises(ConfigError, match="is not a folder"):
+        prepare(ns, env(web))
     assert web.log == []

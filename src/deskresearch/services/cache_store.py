@@ -59,9 +59,11 @@ def answer_key(
 
 
 def stored(path: str, kind: Kind, key: str) -> bool:
-    """Whether the cache file at ``path`` holds a live entry, read without creating anything.
+    """Whether the cache file at ``path`` holds a live entry; a missing file is not created.
 
     For a look before the cache is opened (the CLI's head start); any problem reads as absent.
+    A read-only connection to an existing file may leave its ``-wal``/``-shm`` files beside it
+    (with the file's own 0600 mode).
     """
     if not Path(path).is_file():
         return False

@@ -46,5 +46,9 @@ class HeadStartChat(ChatLayer):
             return Reply(cast(T, parse_tolerant(early.content, schema)), usage)
         except ModelOutputError:
             pass  # malformed: asked again as usual, the early tokens still counted
-        reply = await call()
+        try:
+            reply = await call()
+        except ModelOutputError as exc:  # malformed again: both answers' tokens go with it
+            spent = [usage, *([exc.usage] if exc.usage else [])]
+            raise ModelOutputError(str(exc), usage=merge_usage([], spent)[0]) from exc
         return Reply(reply.value, merge_usage([], [usage, reply.usage])[0], reply.truncated)

@@ -11,8 +11,10 @@ One retry layer: ChatOpenAI's own retries are off (``max_retries=0``); transient
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from functools import partial
@@ -189,6 +191,7 @@ class OpenAIChat:
         # JSON answers are useless token by token: keep them out of `messages` streams
         # ("nostream" for LangGraph, "langsmith:nostream" for LangSmith and the server).
         config = trace_config(stage, "nostream", "langsmith:nostream")
+        await client_imported()
         model = self._model(spec)
         if method == "text":
             raw = await self._call(partial(model.ainvoke, config=config), msgs, spec)
@@ -216,6 +219,7 @@ class OpenAIChat:
     ) -> Reply[str]:
         """Ask for free text; reasoning blocks are removed."""
         config = trace_config(stage)
+        await client_imported()
         out = await self._call(
             partial(self._model(spec).ainvoke, config=config), list(messages), spec
         )
@@ -268,17 +272,26 @@ class OpenAIChat:
             ) from exc
 
 
+def _import_client() -> None:
+    try:
+        import_module("langchain_openai")
+    except Exception:  # noqa: BLE001 - a broken install: the first call raises it, once
+        pass
+
+
 def import_client_soon() -> threading.Thread:
     """Start importing the model client on a thread, so the first call does not wait for it.
 
     For a caller whose first steps need no client (the CLI: the head start answered the
     keywords, the searches are network waits): the import's CPU fills that waiting.
     """
-    thread = threading.Thread(
-        target=import_module,
-        args=("langchain_openai",),
-        name="import-langchain-openai",
-        daemon=True,
-    )
+    thread = threading.Thread(target=_import_client, name="import-langchain-openai", daemon=True)
     thread.start()
     return thread
+
+
+async def client_imported() -> None:
+    """Import the model client off the event loop, once: a served graph's first call."""
+    # In sys.modules but without ChatOpenAI yet: another thread is still importing it.
+    if not hasattr(sys.modules.get("langchain_openai"), "ChatOpenAI"):
+        await asyncio.to_thread(import_module, "langchain_openai")

@@ -20,9 +20,10 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deskresearch.errors import ConfigError, SearchError
+from deskresearch.errors import SearchError
 from deskresearch.pdf import pdf_text
 from deskresearch.records import SearchHit, SearchSettings
+from deskresearch.services.search_checks import check_backend
 from deskresearch.services.workers import WorkerCrashed, WorkerPool, WorkerTimeout, shared_pool
 from deskresearch.text import html_title, visible_text
 
@@ -192,15 +193,7 @@ class CorpusSearch:
 
     def check(self, settings: SearchSettings) -> None:
         """Require an existing folder."""
-        if not settings.corpus_dir:
-            raise ConfigError(
-                "search=corpus needs a folder: set --corpus-dir or DESKRESEARCH_CORPUS_DIR"
-            )
-        if not Path(settings.corpus_dir).expanduser().is_dir():
-            raise ConfigError(
-                f"corpus_dir={settings.corpus_dir!r} is not a folder: point --corpus-dir at "
-                "a folder of .md/.txt/.html/.pdf files"
-            )
+        check_backend(self.name, settings)
 
     async def _build(self, folder: Path) -> CorpusIndex:
         index = CorpusIndex(folder)

@@ -6,10 +6,11 @@ from typing import Any
 
 import httpx
 
-from deskresearch.errors import ConfigError, SearchError
+from deskresearch.errors import SearchError
 from deskresearch.masking import mask_secrets
 from deskresearch.records import SearchHit, SearchSettings
 from deskresearch.services.search import web_hits
+from deskresearch.services.search_checks import check_backend
 
 
 class SearxngSearch:
@@ -26,11 +27,7 @@ class SearxngSearch:
 
     def check(self, settings: SearchSettings) -> None:
         """Require an http(s) base URL."""
-        if not settings.searxng_url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"search=searxng needs the instance's URL (got {mask_secrets(settings.searxng_url)!r}): set "
-                "SEARXNG_URL or --searxng-url, e.g. http://localhost:8888"
-            )
+        check_backend("searxng", settings)
 
     async def search(
         self, query: str, *, max_results: int, settings: SearchSettings

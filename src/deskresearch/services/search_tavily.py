@@ -12,6 +12,7 @@ from tavily import errors as tavily_errors
 from deskresearch.errors import ConfigError, SearchError
 from deskresearch.records import SearchHit, SearchSettings
 from deskresearch.services.search import web_hits
+from deskresearch.services.search_checks import check_backend
 
 
 class TavilySearch:
@@ -49,11 +50,7 @@ class TavilySearch:
 
     def check(self, settings: SearchSettings) -> None:
         """Tavily needs only a URL here; keyless mode covers a missing key."""
-        if not settings.tavily_base_url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"tavily_base_url={settings.tavily_base_url!r} is not an http(s) URL: "
-                "set --tavily-base-url or DESKRESEARCH_TAVILY_BASE_URL"
-            )
+        check_backend(self.name, settings)
 
     async def search(
         self, query: str, *, max_results: int, settings: SearchSettings

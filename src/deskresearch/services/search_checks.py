@@ -1,0 +1,54 @@
+"""What each search backend needs configured, checked without importing its client.
+
+The backends' ``check`` methods use these rules, and the CLI runs them on the whole chain before
+its head start sends anything (``deskresearch.headstart``): a run whose search settings cannot
+work spends nothing. Light on purpose: no search client is imported here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from deskresearch.errors import ConfigError
+from deskresearch.masking import mask_secrets
+from deskresearch.records import SearchSettings
+
+BACKENDS = ("tavily", "duckduckgo", "searxng", "corpus")  # the real chain's names
+
+
+def _http(url: str) -> bool:
+    return url.startswith(("http://", "https://"))
+
+
+def check_backend(name: str, settings: SearchSettings) -> None:
+    """Raise ConfigError when backend ``name`` cannot work with ``settings``."""
+    if name == "tavily" and not _http(settings.tavily_base_url):
+        raise ConfigError(
+            f"tavily_base_url={settings.tavily_base_url!r} is not an http(s) URL: "
+            "set --tavily-base-url or DESKRESEARCH_TAVILY_BASE_URL"
+        )
+    if name == "searxng" and not _http(settings.searxng_url):
+        raise ConfigError(
+            f"search=searxng needs the instance's URL (got {mask_secrets(settings.searxng_url)!r}): "
+            "set SEARXNG_URL or --searxng-url, e.g. http://localhost:8888"
+        )
+    if name == "corpus":
+        if not settings.corpus_dir:
+            raise ConfigError(
+                "search=corpus needs a folder: set --corpus-dir or DESKRESEARCH_CORPUS_DIR"
+            )
+        if not Path(settings.corpus_dir).expanduser().is_dir():
+            raise ConfigError(
+                f"corpus_dir={settings.corpus_dir!r} is not a folder: point --corpus-dir at "
+                "a folder of .md/.txt/.html/.pdf files"
+            )
+
+
+def check_chain(settings: SearchSettings) -> None:
+    """Check every backend of the real chain, as ``SearchRouter.check`` does with its own."""
+    for name in settings.backends:
+        if name not in BACKENDS:
+            raise ConfigError(
+                f"search backend {name!r} is unknown: use one of {', '.join(sorted(BACKENDS))}"
+            )
+        check_backend(name, settings)
