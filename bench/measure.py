@@ -34,15 +34,18 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
     ranking and reading is a dependency); the calls after the pages wait for every query.
 
     Every model call of any other step (the outline, the report, judging and repairing its
-    citations) comes after all pages and is counted as one serial chain, except the report's
-    sections, which are written at the same time: they count as their slowest one. A step
+    citations) comes after all pages and is counted as one serial chain, except two steps that
+    make their calls at the same time and so count as their slowest one: the report's sections,
+    and the judge's batches (``Judgements``, one call per batch of pending sentences). A step
     that makes other calls in parallel must be given its own term here, or the bound comes
     out too high.
     """
     model = [c for c in log if c.kind == "model"]
     after = [c for c in model if c.key not in _BEFORE_REPORT]
     sections = [c.seconds for c in after if _SECTION.search(_user_text(c.body))]
-    tail = sum(c.seconds for c in after) - sum(sections) + max(sections, default=0.0)
+    judged = [c.seconds for c in after if c.key == "Judgements"]
+    tail = sum(c.seconds for c in after) - sum(sections) - sum(judged)
+    tail += max(sections, default=0.0) + max(judged, default=0.0)
 
     def seq(stage: str) -> float:  # calls of one step run one after another
         return sum(c.seconds for c in model if c.key == stage)

@@ -47,9 +47,14 @@ def _citations(event: dict[str, Any]) -> str:
     """What the citation check is doing, then its verdicts (finish_report's summary line)."""
     if "citations" in event:
         return str(event["citations"])
+    if event.get("event") == "started" and event.get("stage") == "judge_citations":
+        # One event per batch: the draft's total, not this batch's share.
+        calls = event.get("batches", 1)
+        return f"judging {event.get('pending', event.get('sentences', 0))} sentences" + (
+            f" in {calls} calls" if calls > 1 else ""
+        )
     if event.get("event") == "started":
-        doing = "judging" if event.get("stage") == "judge_citations" else "repairing"
-        return f"{doing} {event.get('sentences', 0)} sentences"
+        return f"repairing {event.get('sentences', 0)} sentences"
     if event.get("stage") == "check_citations":
         return f"{event.get('sentences', 0)} cited sentences"
     return ""
@@ -74,7 +79,13 @@ LINES: tuple[Line, ...] = (
     Line("report sections", ("write_section", "write_report")),
     Line(
         "citations checked",
-        ("check_citations", "judge_citations", "repair_report", "finish_report"),
+        (
+            "check_citations",
+            "judge_citations",
+            "settle_citations",
+            "repair_report",
+            "finish_report",
+        ),
         False,
         detail=_citations,
     ),  # fmt: skip

@@ -80,7 +80,7 @@ class ModelFields:
         Field(
             title="Check every citation",
             json_schema_extra=MODELS,
-            description="Check every cited sentence against the source it cites: words and figures by code, the rest by one batched model call; sentences pinned on the wrong source are re-cited, unsupported ones rewritten once or removed. Verdicts in the result's citations. false: citations are left unchecked.",
+            description="Check every cited sentence against the source it cites: words and figures by code, the rest by the judge model (batches judged at the same time); sentences pinned on the wrong source are re-cited, unsupported ones rewritten once or removed. Verdicts in the result's citations. false: citations are left unchecked.",
         ),
     ] = True
     judge_model: Annotated[
@@ -88,10 +88,20 @@ class ModelFields:
         Field(
             max_length=200,
             title="Model for checking citations",
-            description="Model that judges the citations code cannot decide and rewrites failing sentences (two calls per report at most). Empty: summary_model. provider:model as for summary_model.",
+            description="Model that judges the citations code cannot decide (in batches of judge_batch sentences, judged at the same time) and rewrites failing sentences (one call). Empty: summary_model. provider:model as for summary_model.",
             json_schema_extra={**_MODEL_PICKER, **MODELS},
         ),
     ] = ""
+    judge_batch: Annotated[
+        int,
+        Field(
+            title="Cited sentences per judge call",
+            json_schema_extra=MODELS,
+            ge=1,
+            le=50,
+            description="Cited sentences the judge is asked about in one call, at most: n sentences code left undecided take ceil(n/judge_batch) calls, made at the same time (within max_model_calls), a paragraph's sentences together where the sizes allow. Smaller: the check ends sooner; larger: fewer calls, each source's evidence sent fewer times.",
+        ),
+    ] = 3
     base_url: Annotated[
         str,
         Field(

@@ -8,8 +8,8 @@
       → collect_sources → plan_report → write_section* → assemble_report (sections mode)
                         | write_report ⟲ (single mode; sections' fallback; uncited: once)
                         | insufficient_evidence
-      → check_citations → judge_citations (undecided sentences) → repair_report (unsupported ones)
-      → finish_report
+      → check_citations → judge_citations* (undecided sentences, in batches) → settle_citations
+      → repair_report (unsupported ones) → finish_report
 
 ``*`` marks a Send fan-out. A query's pages are read as soon as its own ranking is done (each
 canonical URL once per run: the first branch to claim it reads it); with review_plan on, pages
@@ -45,6 +45,7 @@ from deskresearch.services.limits import Limiter
 from deskresearch.services.search import SearchRouter
 from deskresearch.state import (
     ChunkTask,
+    JudgeTask,
     KeywordTask,
     PageOutput,
     PageState,
@@ -171,14 +172,17 @@ def _after_verdicts(state: ResearchState) -> Literal["repair_report", "finish_re
 
 def route_after_check(
     state: ResearchState,
-) -> Literal["judge_citations", "repair_report", "finish_report"]:
-    """Sentences code could not decide go to the judge; unsupported ones to the repair."""
-    if any(c["status"] == "pending" for c in state["checks"]):
-        return "judge_citations"
-    return _after_verdicts(state)
+) -> Literal["repair_report", "finish_report"] | list[Send]:
+    """Sentences code could not decide go to the judge, a batch per branch, all at once.
+
+    The Limiter (max_model_calls) bounds how many of those calls are in flight. Nothing
+    pending: unsupported sentences go to the repair, else the report is done.
+    """
+    tasks = nodes.judge_tasks(state, settings_of(state).judge_batch)
+    return [Send("judge_citations", t) for t in tasks] or _after_verdicts(state)
 
 
-def route_after_judge(state: ResearchState) -> Literal["repair_report", "finish_report"]:
+def route_after_settle(state: ResearchState) -> Literal["repair_report", "finish_report"]:
     """Unsupported sentences get one rewrite; otherwise the report is done."""
     return _after_verdicts(state)
 
@@ -258,8 +262,9 @@ def build_graph(
     g.add_node("assemble_report", nodes.assemble_report)
     g.add_node("write_report", partial(nodes.write_report, llm=svc.llm), retry_policy=TRANSIENT)
     g.add_node("check_citations", nodes.check_citations)
-    g.add_node("judge_citations", partial(nodes.judge_citations, llm=svc.llm), retry_policy=TRANSIENT,
-               error_handler=nodes.judge_failed)  # a failed judge: → unchecked
+    g.add_node("judge_citations", partial(nodes.judge_citations, llm=svc.llm), input_schema=JudgeTask,
+               retry_policy=TRANSIENT, error_handler=nodes.judge_failed)  # a failed batch: → unchecked
+    g.add_node("settle_citations", nodes.settle_citations)  # the join: verdicts → checks
     g.add_node("repair_report", partial(nodes.repair_report, llm=svc.llm), retry_policy=TRANSIENT,
                error_handler=nodes.repair_failed)  # a failed rewrite: → removed
     g.add_node("finish_report", partial(nodes.finish_report, claims=svc.claims))
@@ -287,7 +292,8 @@ def build_graph(
                             ["write_report", "check_citations", "finish_report"])
     g.add_conditional_edges("check_citations", route_after_check,
                             ["judge_citations", "repair_report", "finish_report"])
-    g.add_conditional_edges("judge_citations", route_after_judge, ["repair_report", "finish_report"])
+    g.add_edge("judge_citations", "settle_citations")
+    g.add_conditional_edges("settle_citations", route_after_settle, ["repair_report", "finish_report"])
     g.add_edge("repair_report", "finish_report")
     g.add_edge("finish_report", END)
     g.add_edge("insufficient_evidence", END)

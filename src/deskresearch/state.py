@@ -233,9 +233,12 @@ class ResearchState(ResearchInput, ResearchOutput):
     # nodes/write_report.py, nodes/write_sections.py (assemble_report): the report body,
     # before the citation check and the references
     draft: str
-    # nodes/check_citations.py (check_citations, judge_citations), nodes/repair_report.py:
-    # each node hands the whole list on (sequential, no reducer)
+    # nodes/check_citations.py (check_citations), nodes/settle_citations.py,
+    # nodes/repair_report.py: each node hands the whole list on (sequential, no reducer)
     checks: list[SentenceCheck]
+    # nodes/check_citations.py: the judge's verdicts, one per pending sentence, from every
+    # judge_citations branch; check_citations resets it, settle_citations merges it into checks
+    judged: Annotated[list[SentenceCheck], operator.add]
 
 
 # ---- Send payloads and branch states ------------------------------------------------------
@@ -323,6 +326,21 @@ class SectionTask(TypedDict):
     position: Literal["first", "middle", "last"]
     sources: list[Source]
     words: int
+
+
+class JudgeTask(TypedDict):
+    """Payload of one judge_citations branch: a batch of the sentences code left pending.
+
+    A branch sees only its task, so it carries the sources its prompt shows (those the batch
+    cites, and the candidates code found) and what was read of them (to confirm quotes).
+    """
+
+    batch: int  # 1-based, of ``batches``
+    batches: int  # judge calls for this draft
+    pending: int  # sentences pending across all batches (progress)
+    checks: list[SentenceCheck]  # the batch, in draft order, all pending
+    sources: list[Source]
+    pages: list[PageDigest]
 
 
 class ChunkTask(TypedDict):

@@ -1,6 +1,11 @@
 """One module per step of the research graph; this package re-exports the node functions."""
 
-from deskresearch.nodes.check_citations import check_citations, judge_citations, judge_failed
+from deskresearch.nodes.check_citations import (
+    check_citations,
+    judge_citations,
+    judge_failed,
+    judge_tasks,
+)
 from deskresearch.nodes.claim_pages import claim_pages
 from deskresearch.nodes.collect_sources import collect_sources
 from deskresearch.nodes.dedup_urls import dedup_urls
@@ -14,6 +19,7 @@ from deskresearch.nodes.read_page import read_failed, read_page
 from deskresearch.nodes.repair_report import repair_failed, repair_report
 from deskresearch.nodes.review_plan import review_plan
 from deskresearch.nodes.search import search_failed, search_keyword, search_query
+from deskresearch.nodes.settle_citations import settle_citations
 from deskresearch.nodes.start_run import start_run
 from deskresearch.nodes.summarise import (
     reduce_failed,
@@ -40,6 +46,7 @@ __all__ = [
     "insufficient_evidence",
     "judge_citations",
     "judge_failed",
+    "judge_tasks",
     "keywords_fallback",
     "plan_queries",
     "plan_report",
@@ -57,6 +64,7 @@ __all__ = [
     "search_query",
     "section_failed",
     "section_tasks",
+    "settle_citations",
     "start_run",
     "summarise_chunk",
     "summarise_failed",

@@ -1,20 +1,21 @@
-"""check_citations (code) and judge_citations (one model call): is each cited sentence backed?
+"""check_citations (code) and judge_citations (model calls): is each cited sentence backed?
 
 check_citations decides by words and figures what code can decide; judge_citations asks the
-model, in one batched call, about the rest, and believes an answer only when code finds the
-quote it gives in the source it names, and every figure of the sentence in that quote or in the
-quotes of the facts the sentence's source(s) gave the writer.
+model about the rest, in batches judged at the same time (one branch each, see judge_tasks), and
+believes an answer only when code finds the quote it gives in the source it names, and every
+figure of the sentence in that quote or in the quotes of the facts the sentence's source(s) gave
+the writer. Each branch adds its verdicts to ``judged``; settle_citations merges them.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
-from langgraph.types import Command
+from langgraph.types import Command, Overwrite
 from pydantic import BaseModel, Field
 
 from deskresearch.asking import ask
@@ -29,7 +30,7 @@ from deskresearch.grounding.quotes import find_quote
 from deskresearch.progress import emit
 from deskresearch.prompts import judge_citations as prompt
 from deskresearch.services.base import ChatService
-from deskresearch.state import CheckStatus, ResearchState, SentenceCheck
+from deskresearch.state import CheckStatus, JudgeTask, ResearchState, SentenceCheck
 
 _STATUS: dict[str, CheckStatus] = {
     "supported": "supported",
@@ -76,7 +77,8 @@ async def check_citations(state: ResearchState, runtime: Runtime[Context]) -> di
     """Decide each cited sentence by code where words and figures can; leave the rest pending."""
     checks = await asyncio.to_thread(lexical_checks, state)
     emit(runtime, "check_citations", "finished", sentences=len(checks), **_counts(checks))
-    return {"checks": checks}
+    # A new pass: no verdict of an earlier one may reach settle_citations.
+    return {"checks": checks, "judged": Overwrite([])}
 
 
 class Judgement(BaseModel):
@@ -131,47 +133,94 @@ def verified(check: SentenceCheck, j: Judgement, ledger: Mapping[int, Evidence])
     }
 
 
-async def judge_citations(
-    state: ResearchState, runtime: Runtime[Context], *, llm: ChatService
-) -> dict[str, Any]:
-    """Ask the model, in one call, about every sentence code left pending."""
-    ctx = resolve(runtime)
-    checks = state["checks"]
-    pending = [i for i, c in enumerate(checks) if c["status"] == "pending"]
-    shown = {sid for i in pending for sid in (*checks[i]["cites"], *checks[i]["candidates"])}
+def split_batches(keys: Sequence[tuple[str, int]], size: int) -> list[list[int]]:
+    """Split sentences (in draft order, each keyed by its (section, paragraph)) into batches.
+
+    As few batches as ``size`` allows (ceil(n/size)), none larger than an even share, cut
+    between sections, else between paragraphs, where those sizes leave the choice.
+    """
+    n = len(keys)
+    if n == 0:
+        return []
+    k = -(-n // size)
+    most = -(-n // k)  # the even share: no batch (no call) much slower than the others
+
+    def cut(i: int) -> int:  # cost of a batch starting at sentence i (0 < i < n)
+        return 0 if keys[i][0] != keys[i - 1][0] else 1 if keys[i][1] != keys[i - 1][1] else 2
+
+    inf = 1 << 30
+    # best[j][i]: least cost of the first i sentences in j batches; start[j][i]: its last batch
+    best = [[inf] * (n + 1) for _ in range(k + 1)]
+    start = [[0] * (n + 1) for _ in range(k + 1)]
+    best[0][0] = 0
+    for j in range(1, k + 1):
+        for i in range(1, n + 1):
+            for b in range(max(0, i - most), i):
+                if (
+                    best[j - 1][b] < inf
+                    and (c := best[j - 1][b] + (cut(b) if b else 0)) < best[j][i]
+                ):
+                    best[j][i], start[j][i] = c, b
+    out: list[list[int]] = []
+    i = n
+    for j in range(k, 0, -1):
+        out.append(list(range(start[j][i], i)))
+        i = start[j][i]
+    return out[::-1]
+
+
+def judge_tasks(state: ResearchState, size: int) -> list[JudgeTask]:
+    """One task per batch of the sentences check_citations left pending (see split_batches)."""
+    pending = [c for c in state["checks"] if c["status"] == "pending"]
+    groups = split_batches([(c["section"], c["unit"]) for c in pending], size)
     by_id = {s["id"]: s for s in state["sources"]}
+    read = {p["text_hash"]: p for p in state["pages"]}
+    tasks = []
+    for n, group in enumerate(groups):
+        batch = [pending[i] for i in group]
+        shown = sorted({sid for c in batch for sid in (*c["cites"], *c["candidates"])} & set(by_id))
+        sources = [by_id[sid] for sid in shown]
+        hashes = dict.fromkeys(s["text_hash"] for s in sources if s["text_hash"] in read)
+        tasks.append(JudgeTask(batch=n + 1, batches=len(groups), pending=len(pending),
+                               checks=batch, sources=sources, pages=[read[h] for h in hashes]))  # fmt: skip
+    return tasks
+
+
+async def judge_citations(
+    state: JudgeTask, runtime: Runtime[Context], *, llm: ChatService
+) -> dict[str, Any]:
+    """Ask the model, in one call, about one batch of the sentences code left pending."""
+    ctx = resolve(runtime)
+    batch = state["checks"]
     messages = prompt.render(
-        sentences=[
-            (n + 1, checks[i]["sentence"], checks[i]["cites"]) for n, i in enumerate(pending)
-        ],
-        sources={sid: by_id[sid] for sid in shown if sid in by_id},
+        sentences=[(n + 1, c["sentence"], c["cites"]) for n, c in enumerate(batch)],
+        sources={s["id"]: s for s in state["sources"]},
     )
-    emit(runtime, "judge_citations", "started", sentences=len(pending))
+    emit(runtime, "judge_citations", "started", sentences=len(batch), batch=state["batch"],
+         batches=state["batches"], pending=state["pending"])  # fmt: skip
     answer = await ask(llm, messages, Judgements, spec=ctx.judge_spec(), stage="judge_citations")
     ledger = ledger_evidence(state["sources"], state["pages"])
-    out = list(checks)
     verdicts = {j.sentence: j for j in answer.value.judgements} if answer.value else {}
-    for n, i in enumerate(pending):
+    out: list[SentenceCheck] = []
+    for n, check in enumerate(batch):
         j = verdicts.get(n + 1)
         if j is None:
             why = answer.problem or "the judge gave no verdict for it"
-            out[i] = {**checks[i], "status": "unchecked", "reason": f"not checked: {why}"}
+            out.append({**check, "status": "unchecked", "reason": f"not checked: {why}"})
         else:
-            out[i] = verified(checks[i], j, ledger)
-    emit(runtime, "judge_citations", "finished", **_counts(out))
-    return {"checks": out, "usage": answer.usage}
+            out.append(verified(check, j, ledger))
+    emit(runtime, "judge_citations", "finished", batch=state["batch"], **_counts(out))
+    return {"judged": out, "usage": answer.usage}
 
 
-def judge_failed(state: ResearchState, error: NodeError) -> Command[Any]:
-    """The judge call failed for good: pending sentences stay in the report, marked unchecked."""
+def judge_failed(state: JudgeTask, error: NodeError) -> Command[Any]:
+    """A judge call failed for good: its batch stays in the report, marked unchecked.
+
+    No ``goto``: the branch ends as a finished one would, and settle_citations, after every
+    branch, decides where the report goes.
+    """
     if not isinstance(error.error, ServiceError):
         raise error.error
     reason = f"not checked: the judge call failed ({error.error})"
-    checks = [
-        {**c, "status": "unchecked", "reason": reason} if c["status"] == "pending" else c
-        for c in state["checks"]
-    ]
-    after: Literal["repair_report", "finish_report"] = (
-        "repair_report" if any(c["status"] == "unsupported" for c in checks) else "finish_report"
-    )
-    return Command(update={"checks": checks}, goto=after)
+    judged = [{**c, "status": "unchecked", "reason": reason} for c in state["checks"]]
+    return Command(update={"judged": judged})

@@ -75,6 +75,7 @@ async def start_run(
         "read_urls": Overwrite([]),
         "pages": Overwrite([]),
         "sections": Overwrite([]),
+        "judged": Overwrite([]),
         "usage": Overwrite([]),
         "provenance": Overwrite([]),
         "budget_stopped": Overwrite(False),

@@ -4,7 +4,7 @@ import pytest
 from langgraph.errors import NodeError
 
 from deskresearch.errors import ModelCallError, SearchError
-from deskresearch.graph import route_after_check, route_after_judge
+from deskresearch.graph import route_after_check, route_after_settle
 from deskresearch.grounding.ledger import ledger_evidence
 from deskresearch.grounding.lexical import Evidence
 from deskresearch.nodes.check_citations import (
@@ -13,8 +13,10 @@ from deskresearch.nodes.check_citations import (
     check_citations,
     judge_citations,
     judge_failed,
+    judge_tasks,
     verified,
 )
+from deskresearch.nodes.settle_citations import settle_citations
 from deskresearch.nodes.finish_report import finish_report
 from deskresearch.nodes.repair_report import Fix, Fixes, confirmed, repair_failed, repair_report
 from deskresearch.records import Source
@@ -90,6 +92,14 @@ async def checked() -> Any:
     return {**state(), **(await check_citations(state(), runtime()))}
 
 
+async def judged(s: Any, llm: ScriptedChat, size: int = 50) -> Any:
+    """Run every judge branch the router would start, then the join, on state ``s``."""
+    verdicts = []
+    for task in judge_tasks(s, size):
+        verdicts += (await judge_citations(task, runtime(), llm=llm))["judged"]
+    return {**s, **settle_citations({**s, "judged": verdicts})}
+
+
 def status_of(s: Any) -> list[tuple[str, str]]:
     return [(c["sentence"][:20], c["status"]) for c in s["checks"]]
 
@@ -105,7 +115,10 @@ async def test_code_decides_words_and_figures_and_leaves_the_rest_pending() -> N
         ("| lead recovered | 7", "unsupported"),
     ]
     assert [c["decided_by"] for c in s["checks"]][:2] == ["lexical", "lexical"]
-    assert route_after_check(s) == "judge_citations"
+    [send] = route_after_check(s)  # two pending sentences, judge_batch 3: one call
+    assert send.node == "judge_citations"
+    assert [c["sentence"][:5] for c in send.arg["checks"]] == ["Hydro", "About"]
+    assert [src["id"] for src in send.arg["sources"]] == [1, 2, 3], "cited and candidates"
 
 
 async def test_the_judge_is_believed_only_with_a_quote_found_in_the_source_it_names() -> None:
@@ -117,7 +130,7 @@ async def test_the_judge_is_believed_only_with_a_quote_found_in_the_source_it_na
         ]
     )
     llm = ScriptedChat({"judge_citations": [verdicts]})
-    after: Any = {**s, **(await judge_citations(s, runtime(), llm=llm))}
+    after = await judged(s, llm)
     pending = [c for c in after["checks"] if c["sentence"].startswith(("Hydro", "About 5"))]
     assert [(c["status"], c["source"], c["decided_by"]) for c in pending] == [
         ("re-cited", 2, "model"),
@@ -126,15 +139,12 @@ async def test_the_judge_is_believed_only_with_a_quote_found_in_the_source_it_na
     assert "quote is not in source [3]" in pending[1]["reason"]
     prompt = str(llm.calls[0][1][1].content)
     assert "S1: Hydrometallurgy" in prompt and "[2] T2" in prompt, "candidates are shown"
-    assert route_after_judge(after) == "repair_report"
+    assert route_after_settle(after) == "repair_report"
 
 
 async def test_a_malformed_judge_answer_leaves_pending_sentences_unchecked() -> None:
     s = await checked()
-    after: Any = {
-        **s,
-        **(await judge_citations(s, runtime(), llm=ScriptedChat({"judge_citations": ["junk"]}))),
-    }
+    after = await judged(s, ScriptedChat({"judge_citations": ["junk"]}))
     assert [c["status"] for c in after["checks"]].count("unchecked") == 2
     out = await finish_report(after, runtime())
     unchecked = [c for c in out["citations"] if c["verdict"] == "unchecked"]
@@ -143,16 +153,19 @@ async def test_a_malformed_judge_answer_leaves_pending_sentences_unchecked() -> 
     assert "not checked" in out["report"]
 
 
-def test_a_judge_that_fails_for_good_leaves_sentences_unchecked_and_goes_on() -> None:
-    s = cast(
-        Any,
-        {"checks": [{"status": "pending", "reason": ""}, {"status": "unsupported", "reason": ""}]},
-    )
-    command = judge_failed(s, NodeError("judge_citations", ModelCallError("503", transient=True)))
-    assert [c["status"] for c in command.update["checks"]] == ["unchecked", "unsupported"]  # type: ignore[index]
-    assert command.goto == "repair_report"
+async def test_a_judge_that_fails_for_good_leaves_its_sentences_unchecked_and_goes_on() -> None:
+    s = await checked()
+    [task] = judge_tasks(s, 50)
+    command = judge_failed(task, NodeError("judge_citations", ModelCallError("503", transient=True)))
+    assert command.goto == (), "no goto: the join decides where the report goes"
+    after = {**s, **settle_citations({**s, **cast(Any, command.update)})}
+    assert [c["status"] for c in after["checks"]] == [
+        "supported", "supported", "unchecked", "unchecked", "unsupported", "unsupported"
+    ]  # fmt: skip
+    assert "the judge call failed (503)" in after["checks"][2]["reason"]
+    assert route_after_settle(after) == "repair_report"
     with pytest.raises(ValueError):
-        judge_failed(s, NodeError("judge_citations", ValueError("a bug")))
+        judge_failed(task, NodeError("judge_citations", ValueError("a bug")))
 
 
 async def test_one_rewrite_call_for_the_unsupported_and_only_confirmed_rewrites_stay() -> None:
