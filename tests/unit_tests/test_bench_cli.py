@@ -103,6 +103,14 @@ def test_report_sections_count_as_their_slowest_and_the_outline_in_series() -> N
     assert summarise(obs)["bound_s"] == pytest.approx(2.6 + 1.1 + 0.4 + 1.4 + 1.5)
 
 
+def test_judge_batches_count_as_their_slowest_and_the_rewrite_in_series() -> None:
+    obs = _observed()
+    obs.log[12:13] = [_model("Judgements", 6.8, 0.6), _model("Judgements", 6.8, 0.7),
+                      _model("Judgements", 6.8, 0.5), _model("Fixes", 7.6, 0.9)]  # fmt: skip
+    # ... + report 1.2 + slowest judge batch 0.7 (not 0.6 + 0.7 + 0.5) + rewrite 0.9
+    assert summarise(obs)["bound_s"] == pytest.approx(2.6 + 1.1 + 1.2 + 0.7 + 0.9)
+
+
 def test_a_page_reduce_call_is_on_its_page_chain_not_after_the_report() -> None:
     obs = _observed()
     page = '<page url="http://127.0.0.3:8000/pages/b.html">'

@@ -2,6 +2,7 @@ from typing import Any, cast
 
 import pytest
 from langgraph.errors import NodeError
+from langgraph.types import Send
 
 from deskresearch.errors import ModelCallError, SearchError
 from deskresearch.graph import route_after_check, route_after_settle
@@ -16,9 +17,9 @@ from deskresearch.nodes.check_citations import (
     judge_tasks,
     verified,
 )
-from deskresearch.nodes.settle_citations import settle_citations
 from deskresearch.nodes.finish_report import finish_report
 from deskresearch.nodes.repair_report import Fix, Fixes, confirmed, repair_failed, repair_report
+from deskresearch.nodes.settle_citations import settle_citations
 from deskresearch.records import Source
 from deskresearch.state import SentenceCheck
 from tests.support.fakes import ScriptedChat, runtime
@@ -97,7 +98,7 @@ async def judged(s: Any, llm: ScriptedChat, size: int = 50) -> Any:
     verdicts = []
     for task in judge_tasks(s, size):
         verdicts += (await judge_citations(task, runtime(), llm=llm))["judged"]
-    return {**s, **settle_citations({**s, "judged": verdicts})}
+    return {**s, **settle_citations(cast(Any, {**s, "judged": verdicts}))}
 
 
 def status_of(s: Any) -> list[tuple[str, str]]:
@@ -115,7 +116,7 @@ async def test_code_decides_words_and_figures_and_leaves_the_rest_pending() -> N
         ("| lead recovered | 7", "unsupported"),
     ]
     assert [c["decided_by"] for c in s["checks"]][:2] == ["lexical", "lexical"]
-    [send] = route_after_check(s)  # two pending sentences, judge_batch 3: one call
+    [send] = cast(list[Send], route_after_check(s))  # two pending sentences, batches of 3: one
     assert send.node == "judge_citations"
     assert [c["sentence"][:5] for c in send.arg["checks"]] == ["Hydro", "About"]
     assert [src["id"] for src in send.arg["sources"]] == [1, 2, 3], "cited and candidates"
@@ -156,9 +157,11 @@ async def test_a_malformed_judge_answer_leaves_pending_sentences_unchecked() -> 
 async def test_a_judge_that_fails_for_good_leaves_its_sentences_unchecked_and_goes_on() -> None:
     s = await checked()
     [task] = judge_tasks(s, 50)
-    command = judge_failed(task, NodeError("judge_citations", ModelCallError("503", transient=True)))
+    command = judge_failed(
+        task, NodeError("judge_citations", ModelCallError("503", transient=True))
+    )
     assert command.goto == (), "no goto: the join decides where the report goes"
-    after = {**s, **settle_citations({**s, **cast(Any, command.update)})}
+    after: Any = {**s, **settle_citations(cast(Any, {**s, **cast(Any, command.update)}))}
     assert [c["status"] for c in after["checks"]] == [
         "supported", "supported", "unchecked", "unchecked", "unsupported", "unsupported"
     ]  # fmt: skip
