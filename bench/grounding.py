@@ -1,13 +1,13 @@
 """Grounding benchmark: does the citation check catch planted faults and leave correct sentences?
 
-``python -m bench.grounding [--judge-error-rate 0.2] [--report NAME ...]``
+``python -m bench.grounding [--judge-error-rate 0.2] [--judge-batch N] [--report NAME ...]``
 
 Each report of ``bench/grounding_cases.json`` (hand-labelled cited sentences over ledgers built
 from real pages) is put into the real compiled graph as if write_report had just finished
 (``aupdate_state(..., as_node="write_report")``), and the graph runs on from there:
-check_citations → judge_citations → repair_report → finish_report, with the real OpenAIChat
-talking to the fake model over loopback HTTP (served from its own process, with a latency model:
-300 ms a call + 3 ms per output token). The judge and the rewrite are the fake model's heuristics
+check_citations → judge_citations* (one branch per batch) → settle_citations → repair_report →
+finish_report, with the real OpenAIChat talking to the fake model over loopback HTTP (served
+from its own process, with a latency model: 300 ms a call + 3 ms per output token). The judge and the rewrite are the fake model's heuristics
 (tests/support/fake_model.judge/fix): a deterministic stand-in that matches words of the
 sentence against the claims and quotes the prompt lists, not an oracle. What it measures is the
 product's code around the model: what code decides alone, what it believes of the model, and
@@ -29,7 +29,8 @@ from bench.grounding_report import print_results
 from bench.web import web_process
 
 LATENCY = {"call_s": 0.3, "per_out_token_s": 0.003}
-CHECK_NODES = ("check_citations", "judge_citations", "repair_report", "finish_report")
+CHECK_NODES = ("check_citations", "judge_citations", "settle_citations", "repair_report",
+               "finish_report")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,13 @@ async def run_report(graph: Any, report: Report, context: Any) -> Run:
     path: list[str] = []
     start = time.perf_counter()
     async for update in graph.astream(None, config, context=context, stream_mode="updates"):
-        path += [node for node in update if node in CHECK_NODES]
+        # The judge's batches run as parallel branches: the path shows them as one step, ×n.
+        for node in (n for n in update if n in CHECK_NODES):
+            if node == "judge_citations" and path and path[-1].startswith(node):
+                seen = int(path[-1].removeprefix(node).removeprefix(" ×") or 1)
+                path[-1] = f"{node} ×{seen + 1}"
+            else:
+                path.append(node)
     wall = time.perf_counter() - start
     out = (await graph.aget_state(config)).values
     calls: Counter[str] = Counter()
@@ -120,7 +127,9 @@ def outcomes(report: Report, run: Run) -> list[Outcome]:
     return found
 
 
-async def _bench(reports: list[Report], error_rate: float) -> tuple[list[Run], list[Any], float]:
+async def _bench(
+    reports: list[Report], error_rate: float, settings: dict[str, Any]
+) -> tuple[list[Run], list[Any], float]:
     sys.path.insert(0, str(ROOT))
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -129,7 +138,7 @@ async def _bench(reports: list[Report], error_rate: float) -> tuple[list[Run], l
     model = {"judge_error_rate": error_rate}
     with web_process(LATENCY, model=model) as (web, _):
         graph = graph_for(web, checkpointer=InMemorySaver())
-        context = context_for(web)
+        context = context_for(web, **settings)
         runs = [await run_report(graph, r, context) for r in reports]
     model_s = sum(c.seconds for c in web.log if c.kind == "model")  # the latency model's share
     return runs, web.model.misjudged, model_s
@@ -142,6 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge-error-rate", type=float, default=0.0, metavar="SHARE",
                         help="share of judged sentences the fake judge answers wrongly "
                         "(a made-up quote, or another source with its real quote)")  # fmt: skip
+    parser.add_argument(
+        "--judge-batch",
+        type=int,
+        metavar="N",
+        help="cited sentences per judge call (default: the judge_batch setting's)",
+    )
     parser.add_argument("--report", action="append", metavar="NAME",
                         help="run only this report (repeatable)")  # fmt: skip
     args = parser.parse_args(argv)
@@ -150,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     reports = load_reports(set(args.report) if args.report else None)
     if not reports:
         parser.error(f"no report named {args.report}")
-    runs, misjudged, model_s = asyncio.run(_bench(reports, args.judge_error_rate))
+    settings = {"judge_batch": args.judge_batch} if args.judge_batch else {}
+    runs, misjudged, model_s = asyncio.run(_bench(reports, args.judge_error_rate, settings))
     results = [o for r, run in zip(reports, runs, strict=True) for o in outcomes(r, run)]
     print_results(results, runs, misjudged, error_rate=args.judge_error_rate,
                   model_s=model_s / len(runs))  # fmt: skip

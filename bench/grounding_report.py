@@ -97,13 +97,15 @@ def summary_table(results: Sequence[Outcome], runs: Sequence[Run], model_s: floa
         f"{cross_passed} | passed by code: 0 |",
         f"| sentences the code decided alone | {_pct(len(lexical), len(results))}: "
         f"{lex_kept} supported, {len(lexical) - lex_kept} with a figure in no source | |",
-        f"| extra model calls per report (judge + rewrite) | mean {statistics.fmean(calls):.2f}, "
-        f"max {max(calls)} ({by_stage['judge_citations']} judge + "
-        f"{by_stage['repair_report']} rewrite calls, {len(runs)} reports) | ≤ 2 |",
+        f"| extra model calls per report (judge batches + rewrite) | mean "
+        f"{statistics.fmean(calls):.2f}, max {max(calls)} ({by_stage['judge_citations']} judge + "
+        f"{by_stage['repair_report']} rewrite calls, {len(runs)} reports) "
+        "| judge: ceil(pending / judge_batch), at once; rewrite ≤ 1 |",
         f"| tokens per report, judge / rewrite (in → out) | {_tokens(runs, 'judge_citations')} / "
         f"{_tokens(runs, 'repair_report')} | |",
         f"| wall time added per report (check → finish) | mean {statistics.fmean(walls):.2f} s "
-        f"({model_s:.2f} s of it the latency model's), max {max(walls):.2f} s | |",
+        f"(latency model: {model_s:.2f} s summed over the calls, which partly overlap), "
+        f"max {max(walls):.2f} s | |",
     ]
 
 

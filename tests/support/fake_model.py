@@ -91,7 +91,8 @@ class FakeModel:
     facts_per_chunk: int = 2  # facts the model takes from each chunk
     injected: Counter[str] = field(default_factory=Counter)  # faults served, by kind
     judge_error_rate: float = 0.0  # share of judged sentences answered wrongly (misjudge.py)
-    judge_rng: random.Random = field(default_factory=lambda: random.Random(0))
+    judge_seed: int = 0  # each judge call draws from a seed of its own prompt: parallel
+    # calls err the same way in whatever order they arrive
     misjudged: list[dict[str, Any]] = field(default_factory=list)  # the wrong answers given
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -192,7 +193,8 @@ class FakeModel:
                 asked = {int(n): (s, {int(c) for c in cites.split(",")})
                          for n, s, cites in _JUDGED.findall(user)}  # fmt: skip
                 verdicts, wrong = misjudge(verdicts, asked, evidence_in(user),
-                                           rate=self.judge_error_rate, rng=self.judge_rng)  # fmt: skip
+                                           rate=self.judge_error_rate,
+                                           rng=random.Random(f"{self.judge_seed}:{user}"))  # fmt: skip
                 self.misjudged += wrong
             return {"judgements": verdicts}
         if stage == "Fixes":

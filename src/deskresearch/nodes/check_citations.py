@@ -10,7 +10,7 @@ the writer. Each branch adds its verdicts to ``judged``; settle_citations merges
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from langgraph.errors import NodeError
@@ -133,34 +133,46 @@ def verified(check: SentenceCheck, j: Judgement, ledger: Mapping[int, Evidence])
     }
 
 
-def split_batches(keys: Sequence[tuple[str, int]], size: int) -> list[list[int]]:
-    """Split sentences (in draft order, each keyed by its (section, paragraph)) into batches.
+def split_batches(
+    keys: Sequence[tuple[str, int]],
+    size: int,
+    shown: Sequence[Collection[int]] = (),
+    weight: Mapping[int, int] | None = None,
+) -> list[list[int]]:
+    """Split sentences, in draft order, into runs judged one call each.
 
-    As few batches as ``size`` allows (ceil(n/size)), none larger than an even share, cut
-    between sections, else between paragraphs, where those sizes leave the choice.
+    ``keys`` gives each sentence's (section, paragraph), ``shown`` the sources its prompt
+    shows, ``weight`` the size of each source's evidence (default 1). As few batches as
+    ``size`` allows (ceil(n/size)), none over an even share (the slowest call sets the time);
+    of those splits, the one that sends the least evidence (a batch repeats the evidence of
+    every source it shows), then the one that cuts fewest sections and paragraphs.
     """
     n = len(keys)
     if n == 0:
         return []
     k = -(-n // size)
-    most = -(-n // k)  # the even share: no batch (no call) much slower than the others
+    most = -(-n // k)
+    sets = [frozenset(x) for x in shown] if shown else [frozenset[int]()] * n
+    w = weight or {}
 
-    def cut(i: int) -> int:  # cost of a batch starting at sentence i (0 < i < n)
+    def cut(i: int) -> int:  # a batch starting at sentence i: 0 a new section, 2 mid-paragraph
         return 0 if keys[i][0] != keys[i - 1][0] else 1 if keys[i][1] != keys[i - 1][1] else 2
 
-    inf = 1 << 30
-    # best[j][i]: least cost of the first i sentences in j batches; start[j][i]: its last batch
-    best = [[inf] * (n + 1) for _ in range(k + 1)]
+    none = (1 << 60, 0)
+    # best[j][i]: least (evidence, cuts) of the first i sentences in j batches; start: last batch's
+    best = [[none] * (n + 1) for _ in range(k + 1)]
     start = [[0] * (n + 1) for _ in range(k + 1)]
-    best[0][0] = 0
+    best[0][0] = (0, 0)
     for j in range(1, k + 1):
         for i in range(1, n + 1):
-            for b in range(max(0, i - most), i):
-                if (
-                    best[j - 1][b] < inf
-                    and (c := best[j - 1][b] + (cut(b) if b else 0)) < best[j][i]
-                ):
-                    best[j][i], start[j][i] = c, b
+            union: set[int] = set()
+            for b in range(i - 1, max(0, i - most) - 1, -1):  # the batch b..i-1, grown leftwards
+                union |= sets[b]
+                if (prev := best[j - 1][b]) == none:
+                    continue
+                cost = (prev[0] + sum(w.get(x, 1) for x in union), prev[1] + (cut(b) if b else 0))
+                if cost < best[j][i]:
+                    best[j][i], start[j][i] = cost, b
     out: list[list[int]] = []
     i = n
     for j in range(k, 0, -1):
@@ -172,17 +184,19 @@ def split_batches(keys: Sequence[tuple[str, int]], size: int) -> list[list[int]]
 def judge_tasks(state: ResearchState, size: int) -> list[JudgeTask]:
     """One task per batch of the sentences check_citations left pending (see split_batches)."""
     pending = [c for c in state["checks"] if c["status"] == "pending"]
-    groups = split_batches([(c["section"], c["unit"]) for c in pending], size)
     by_id = {s["id"]: s for s in state["sources"]}
+    shown = [sorted({*c["cites"], *c["candidates"]} & set(by_id)) for c in pending]
+    weight = {sid: len(prompt.format_evidence({sid: by_id[sid]})) for sid in by_id}
+    keys = [(c["section"], c["unit"]) for c in pending]
+    groups = split_batches(keys, size, shown, weight)
     read = {p["text_hash"]: p for p in state["pages"]}
     tasks = []
     for n, group in enumerate(groups):
-        batch = [pending[i] for i in group]
-        shown = sorted({sid for c in batch for sid in (*c["cites"], *c["candidates"])} & set(by_id))
-        sources = [by_id[sid] for sid in shown]
+        sources = [by_id[sid] for sid in sorted({sid for i in group for sid in shown[i]})]
         hashes = dict.fromkeys(s["text_hash"] for s in sources if s["text_hash"] in read)
         tasks.append(JudgeTask(batch=n + 1, batches=len(groups), pending=len(pending),
-                               checks=batch, sources=sources, pages=[read[h] for h in hashes]))  # fmt: skip
+                               checks=[pending[i] for i in group], sources=sources,
+                               pages=[read[h] for h in hashes]))  # fmt: skip
     return tasks
 
 

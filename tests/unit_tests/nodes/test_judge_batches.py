@@ -47,6 +47,20 @@ def test_batches_cut_between_sections_then_paragraphs_where_sizes_allow() -> Non
     assert split_batches([("A", 1), ("A", 1), ("A", 1), ("B", 2)], 3) == [[0, 1], [2, 3]]
 
 
+def test_batches_send_each_source_s_evidence_as_few_times_as_they_can() -> None:
+    keys = [("A", 1)] * 5  # one paragraph: no cut is better than another
+    shown = [{1}, {1}, {2}, {2}, {2}]
+    # [0 1][2 3 4] shows source 1 once and 2 once; [0 1 2][3 4] would show 2 twice.
+    assert split_batches(keys, 3, shown) == [[0, 1], [2, 3, 4]]
+    shown = [{1}, {1}, {1}, {2}, {3}]
+    assert split_batches(keys, 3, shown) == [[0, 1, 2], [3, 4]]
+    # Sentence 3 shows 7, 8 and 9: with the first batch, 9 goes twice; with the second, 7 and 8
+    # do. Which is less depends on how much evidence each source has.
+    keys, shown = [("A", 1)] * 7, [{7}, {8}, {4}, {7, 8, 9}, {9}, {9}, {9}]
+    assert split_batches(keys, 4, shown) == [[0, 1, 2, 3], [4, 5, 6]]
+    assert split_batches(keys, 4, shown, {9: 100}) == [[0, 1, 2], [3, 4, 5, 6]]
+
+
 def _prompted(call: Any) -> list[str]:
     """The sentences one judge prompt asks about."""
     text = str(call[1][1].content)
