@@ -84,3 +84,24 @@ def test_prices_follow_the_longest_model_name_and_leave_unknown_models_unpriced(
     )
     usd, unpriced = estimate([row])
     assert usd == 0 and unpriced == ["llama3.1"]
+
+
+def test_the_judge_s_batches_show_as_one_step_with_the_draft_s_total() -> None:
+    t = Tracker()
+    label = "citations checked"
+    t.custom({"stage": "check_citations", "event": "finished", "sentences": 12, "pending": 7})
+    for i, n in enumerate((3, 2, 2)):
+        t.task(start("judge_citations", f"j{i}"))
+        t.custom({"stage": "judge_citations", "event": "started", "sentences": n,
+                  "batch": i + 1, "batches": 3, "pending": 7})  # fmt: skip
+    assert t.state[label].detail == "judging 7 sentences in 3 calls"
+    t.custom({"stage": "judge_citations", "event": "finished", "batch": 1, "supported": 3})
+    t.task(end("judge_citations", "j0"))
+    assert t.status(label) == "running", "two batches are still out"
+    for i in (1, 2):
+        t.task(end("judge_citations", f"j{i}"))
+    assert t.status(label) == "done"
+    one = Tracker()
+    one.custom({"stage": "judge_citations", "event": "started", "sentences": 2, "batch": 1,
+                "batches": 1, "pending": 2})  # fmt: skip
+    assert one.state[label].detail == "judging 2 sentences"
