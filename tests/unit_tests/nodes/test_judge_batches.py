@@ -1,5 +1,6 @@
 """The judge's batches: how pending sentences are split, and the graph's fan-out and join."""
 
+import asyncio
 import math
 import random
 from typing import Any, cast
@@ -125,3 +126,48 @@ def test_the_join_ignores_verdicts_for_other_sentences_and_counts_a_repeat_once(
     out = settle_citations(cast(Any, {**s, "checks": [pending, other], "judged": judged}))
     assert [c["status"] for c in out["checks"]] == ["supported", "unchecked"]
     assert "no verdict" in out["checks"][1]["reason"]
+
+
+class _Stalls(ScriptedChat):
+    """A judge whose second call never returns: the process dies with one batch judged."""
+
+    async def structured(self, messages: Any, schema: Any, *, spec: Any, stage: Any) -> Any:
+        if stage == "judge_citations" and sum(c[0] == stage for c in self.calls) == 1:
+            self.calls.append((stage, list(messages)))
+            await asyncio.Event().wait()
+        return await super().structured(messages, schema, spec=spec, stage=stage)
+
+
+async def test_a_run_resumed_mid_judging_asks_only_the_unfinished_batch_and_counts_each_once() -> (
+    None
+):
+    ok = Judgements(judgements=[Judgement(sentence=1, verdict="unsupported")])
+    saver = InMemorySaver()
+    config: Any = {"configurable": {"thread_id": "resume"}}
+    ctx = Context(cache=False, judge_batch=1)
+    first = _Stalls({"judge_citations": [ok]})
+    graph = build_graph(llm=first, checkpointer=saver)
+    values = {**state(), "queries": ["t"], "report_attempts": 1, "report_cited": True}
+    await graph.aupdate_state(config, values, as_node="write_report")
+    run = asyncio.create_task(graph.ainvoke(None, config, context=ctx))
+
+    async def one_batch_saved() -> bool:  # its verdict saved as a pending write
+        tasks = (await graph.aget_state(config)).tasks
+        return any(t.name == "judge_citations" and t.result for t in tasks)
+
+    for _ in range(1000):
+        if len(first.calls) == 2 and await one_batch_saved():
+            break
+        await asyncio.sleep(0.01)
+    assert await one_batch_saved()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    again = ScriptedChat({"judge_citations": [ok], "repair_report": [Fixes(fixes=[])]})
+    await build_graph(llm=again, checkpointer=saver).ainvoke(None, config, context=ctx)
+    out = (await graph.aget_state(config)).values
+    asked = [_prompted(c) for c in again.calls if c[0] == "judge_citations"]
+    assert asked == [_prompted(first.calls[1])], "only the batch that never finished"
+    assert len(out["judged"]) == 2, "the finished batch's verdict is not added twice"
+    by_text = {c["original"][:7]: c for c in out["citations"]}
+    assert [by_text[k]["decided_by"] for k in ("Hydrome", "About 5")] == ["model", "model"]
