@@ -99,7 +99,7 @@ class ModelFields:
             json_schema_extra=MODELS,
             ge=1,
             le=50,
-            description="Cited sentences the judge is asked about in one call, at most: n sentences code left undecided take ceil(n/judge_batch) calls, made at the same time (within max_model_calls), a paragraph's sentences together where the sizes allow. Smaller: the check ends sooner; larger: fewer calls, each source's evidence sent fewer times.",
+            description="Cited sentences the judge is asked about in one call, at most: n sentences code left undecided take ceil(n/judge_batch) calls, made at the same time (within max_model_calls), split into even batches that repeat each source's evidence as little as they can. Smaller: the check ends sooner; larger: fewer calls and input tokens (every call repeats the evidence of the sources it shows). 50: one call.",
         ),
     ] = 3
     base_url: Annotated[
