@@ -21,13 +21,8 @@ from pydantic import ValidationError, model_validator
 from pydantic.dataclasses import dataclass
 from pydantic_core import ArgsKwargs
 
-from deskresearch.context_fields import (
-    CacheFields,
-    ModelFields,
-    PageFields,
-    PlanFields,
-    SearchFields,
-)
+from deskresearch.context_fields import ModelFields, PlanFields
+from deskresearch.context_fields_io import CacheFields, PageFields, SearchFields
 from deskresearch.errors import ConfigError
 from deskresearch.masking import mask_secrets
 from deskresearch.providers import split_model

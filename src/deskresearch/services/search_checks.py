@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from deskresearch.context_fields import BACKENDS
 from deskresearch.errors import ConfigError
 from deskresearch.masking import mask_secrets
 from deskresearch.records import SearchSettings
-
-BACKENDS = ("tavily", "duckduckgo", "searxng", "corpus")  # the real chain's names
 
 
 def _http(url: str) -> bool:

@@ -1,0 +1,214 @@
+"""The I/O field groups of ``deskresearch.context.Context``: search, pages and the cache.
+
+See ``deskresearch.context_fields`` for the order ``Context`` puts its groups in.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+from pydantic.dataclasses import dataclass
+
+from deskresearch.context_fields import CACHE, DEPLOYMENT, PAGES, SEARCH, SEARCH_CHAIN
+
+
+@dataclass(kw_only=True, frozen=True)
+class SearchFields:
+    """Which search backends, in which order, and where they live."""
+
+    search: Annotated[
+        str,
+        Field(
+            title="Search backends, in order",
+            json_schema_extra=SEARCH,
+            pattern=SEARCH_CHAIN,
+            description="Search backends in the order tried, comma-separated: tavily (TAVILY_API_KEY), duckduckgo (no key), searxng (searxng_url), corpus (corpus_dir). The next is tried when one fails or finds nothing. auto: tavily,duckduckgo with a Tavily key, else duckduckgo.",
+        ),
+    ] = "auto"
+    tavily_base_url: Annotated[
+        str,
+        Field(
+            title="Tavily API URL",
+            json_schema_extra=SEARCH,
+            min_length=1,
+            description="Tavily API base URL (a self-hosted proxy or a test server)." + DEPLOYMENT,
+        ),
+    ] = "https://api.tavily.com"
+    corpus_dir: Annotated[
+        str,
+        Field(
+            title="Corpus folder",
+            json_schema_extra=SEARCH,
+            description="Folder of .md/.txt/.html/.pdf files searched when search=corpus."
+            + DEPLOYMENT,
+        ),
+    ] = ""
+    searxng_url: Annotated[
+        str,
+        Field(
+            title="SearxNG URL",
+            json_schema_extra=SEARCH,
+            max_length=2000,
+            description="Base URL of a SearxNG instance with its JSON API on (e.g. http://localhost:8888). Empty: SEARXNG_URL."
+            + DEPLOYMENT,
+        ),
+    ] = ""
+    search_timeout_s: Annotated[
+        float,
+        Field(
+            title="Search timeout (seconds)",
+            json_schema_extra=SEARCH,
+            gt=0,
+            le=300,
+            description="Seconds one search request may take.",
+        ),
+    ] = 30.0
+
+
+@dataclass(kw_only=True, frozen=True)
+class PageFields:
+    """How pages are read and cut into chunks."""
+
+    max_fetches: Annotated[
+        int,
+        Field(
+            title="Pages read at once",
+            json_schema_extra=PAGES,
+            ge=1,
+            le=256,
+            description="Pages read at once, across all branches of a run.",
+        ),
+    ] = 16
+    max_fetches_per_host: Annotated[
+        int,
+        Field(
+            title="Pages read at once per site",
+            json_schema_extra=PAGES,
+            ge=1,
+            le=64,
+            description="Pages read at once from one host (politeness).",
+        ),
+    ] = 4
+    allow_hosts: Annotated[
+        str,
+        Field(
+            title="Private hosts the fetcher may read",
+            json_schema_extra=PAGES,
+            max_length=2000,
+            description="Comma-separated hosts, IPs or CIDR ranges the fetcher may read although they are loopback or private (e.g. intranet.example,10.0.0.0/8). Empty: public addresses only."
+            + DEPLOYMENT,
+        ),
+    ] = ""
+    page_timeout_s: Annotated[
+        float,
+        Field(
+            title="Page timeout (seconds)",
+            json_schema_extra=PAGES,
+            gt=0,
+            le=300,
+            description="Seconds to read one page, redirects included.",
+        ),
+    ] = 20.0
+    max_page_bytes: Annotated[
+        int,
+        Field(
+            title="Bytes read per page",
+            json_schema_extra=PAGES,
+            ge=10_000,
+            le=100_000_000,
+            description="Bytes read per page; longer pages are cut here.",
+        ),
+    ] = 5_000_000
+    max_redirects: Annotated[
+        int,
+        Field(
+            title="Redirects per page",
+            json_schema_extra=PAGES,
+            ge=0,
+            le=20,
+            description="Redirects followed per page.",
+        ),
+    ] = 5
+    min_page_chars: Annotated[
+        int,
+        Field(
+            title="Shortest usable page (characters)",
+            json_schema_extra=PAGES,
+            ge=0,
+            le=10_000,
+            description="Pages whose main text is shorter are rejected as empty.",
+        ),
+    ] = 200
+    max_chunk_tokens: Annotated[
+        int,
+        Field(
+            title="Tokens per chunk",
+            json_schema_extra=PAGES,
+            ge=200,
+            le=200_000,
+            description="Upper bound on tokens per summarised chunk; the summary model's window may lower it.",
+        ),
+    ] = 6000
+    max_page_chunks: Annotated[
+        int,
+        Field(
+            title="Chunks summarised per page",
+            json_schema_extra=PAGES,
+            ge=1,
+            le=100,
+            description="Chunks of one page summarised at most (one model call each). A longer page keeps the chunks that share most words with the queries, chosen before any model call; the cut is recorded in provenance.",
+        ),
+    ] = 4
+    skip_unrelated_chunks: Annotated[
+        bool,
+        Field(
+            title="Skip chunks unrelated to the queries",
+            json_schema_extra=PAGES,
+            description="Skip a page's chunks that share no word with the queries while its other chunks do (no model call; recorded in provenance).",
+        ),
+    ] = True
+    summary_context_window: Annotated[
+        int,
+        Field(
+            title="Context window of the summary model (tokens)",
+            json_schema_extra=PAGES,
+            ge=0,
+            le=10_000_000,
+            description="Context window of the summary model in tokens; 0 = known from its name, else 8192.",
+        ),
+    ] = 0
+
+
+@dataclass(kw_only=True, frozen=True)
+class CacheFields:
+    """The persistent cache."""
+
+    cache: Annotated[
+        bool,
+        Field(
+            title="Use the cache",
+            json_schema_extra=CACHE,
+            description="Keep model answers, searches (per day) and pages in a persistent SQLite cache, so re-running a research costs no tokens and no fetches. false (--no-cache): neither read nor write it.",
+        ),
+    ] = True
+    cache_path: Annotated[
+        str,
+        Field(
+            title="Cache file",
+            json_schema_extra=CACHE,
+            max_length=4096,
+            description="The cache's SQLite file. Empty: cache.sqlite in your user cache folder."
+            + DEPLOYMENT,
+        ),
+    ] = ""
+    cache_page_hours: Annotated[
+        float,
+        Field(
+            title="Hours a cached page is used unasked",
+            json_schema_extra=CACHE,
+            ge=0,
+            le=24 * 365,
+            description="Hours a cached page is used without asking its server; older copies are revalidated (ETag / Last-Modified) and re-read only when changed.",
+        ),
+    ] = 24.0
