@@ -152,10 +152,13 @@ def begin(ctx: Context, topic: str, environ: Mapping[str, str] = os.environ) -> 
     try:
         import httpx
 
+        from deskresearch.services.tls import tls_context
+
         client = httpx.Client(
             timeout=httpx.Timeout(spec.timeout_s, connect=min(spec.timeout_s, CONNECT_S)),
             proxy=environ.get("OPENAI_PROXY") or None,  # as ChatOpenAI; HTTP(S)_PROXY too
             follow_redirects=True,  # as the openai client
+            verify=tls_context(),  # made once: the fetcher's client shares it
         )
         threading.Thread(
             target=_send, args=(head.reply, client, url, headers, body),

@@ -27,6 +27,7 @@ from deskresearch.services.netpolicy import (
     check_target,
     split_target,
 )
+from deskresearch.services.tls import tls_context
 
 READABLE_TYPES = (
     "text/html",
@@ -82,7 +83,9 @@ class HttpFetcher:
         if allow not in self._clients:
             transport: httpx.AsyncBaseTransport
             if self._proxy:
-                transport = httpx.AsyncHTTPTransport(proxy=self._proxy, trust_env=False)
+                transport = httpx.AsyncHTTPTransport(
+                    proxy=self._proxy, trust_env=False, verify=tls_context(trust_env=False)
+                )
             else:
                 transport = PolicyTransport(allow, resolver=self._resolver, network=self._network)
             self._clients[allow] = httpx.AsyncClient(

@@ -24,6 +24,7 @@ import httpcore
 import httpx
 
 from deskresearch.errors import FetchError, RefusedURL
+from deskresearch.services.tls import tls_context
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -219,10 +220,11 @@ class PolicyTransport(httpx.AsyncHTTPTransport):
         resolver: Resolver | None = None,
         network: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
-        super().__init__(trust_env=False)
+        context = tls_context(trust_env=False)
+        super().__init__(verify=context, trust_env=False)
         # httpx builds its connection pool without a way to pass a network backend: build the
         # same pool with ours (HTTP/1.1, default limits, certificates checked).
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=context,
             network_backend=PolicyBackend(allow, resolver=resolver, inner=network),
         )

@@ -11,6 +11,7 @@ from deskresearch.masking import mask_secrets
 from deskresearch.records import SearchHit, SearchSettings
 from deskresearch.services.search import web_hits
 from deskresearch.services.search_checks import check_backend
+from deskresearch.services.tls import tls_context
 
 
 class SearxngSearch:
@@ -38,7 +39,7 @@ class SearxngSearch:
         params = {"q": query, "format": "json"}
         try:
             async with httpx.AsyncClient(
-                transport=self._transport, timeout=settings.timeout_s
+                transport=self._transport, timeout=settings.timeout_s, verify=tls_context()
             ) as client:
                 resp = await client.get(url, params=params, headers={"Accept": "application/json"})
         except httpx.TimeoutException as exc:
