@@ -132,6 +132,37 @@ def startup(base: list[str]) -> list[str]:
     return lines
 
 
+# What the command imports before its first model call, and what the second one (plan_queries,
+# through the model client) needs on top: timed as processes that import them and exit.
+_HEAD_IMPORTS = "import deskresearch.headstart"
+_PLAN_IMPORTS = "import deskresearch.cli_session, deskresearch.graph, langchain_openai"
+
+
+def floor(m: dict[str, Any]) -> list[str]:
+    """The wall this machine allows at best: the imports plan_queries needs are CPU no network
+    wait can hide beyond the bound's own wait for it (the keywords and their searches)."""
+    timed = {}
+    for code in (_HEAD_IMPORTS, _PLAN_IMPORTS):
+        runs = [_timed([sys.executable, "-c", code]) for _ in range(3)]
+        if runs[0][1]:  # e.g. a version of the package without a head start
+            return [f"Floor: not measured (`python -c '{code}'` exited {runs[0][1]})"]
+        timed[code] = statistics.median(r[0] for r in runs)
+    after_first = timed[_PLAN_IMPORTS] - timed[_HEAD_IMPORTS]
+    earliest = m["first_call_s"] + after_first
+    gap = max(0.0, earliest - m["plan_bound_s"])
+    return [
+        "The floor this machine sets (imports timed as processes, median of 3):",
+        f"  `python -c '{_HEAD_IMPORTS}'` {_f(timed[_HEAD_IMPORTS])} s; "
+        f"`python -c '{_PLAN_IMPORTS}'` {_f(timed[_PLAN_IMPORTS])} s",
+        f"  plan_queries (the second model call) needs them all: after the first call is sent "
+        f"(+{_f(m['first_call_s'])}), {_f(after_first)} s of imports remain, so it can leave "
+        f"at +{_f(earliest)} at the earliest (this table's median: +{_f(m['plan_sent_s'])}); "
+        f"the bound lets it leave at +{_f(m['plan_bound_s'])}",
+        f"  so wall ≥ bound + {_f(gap)} = {_f(m['bound_s'] + gap)} s "
+        f"({_f((m['bound_s'] + gap) / m['bound_s'])} × the bound) on this machine",
+    ]
+
+
 def imports_in_run(topic: str, latency: dict[str, float], extra: list[str]) -> list[str]:
     """One more run under -X importtime (the command only): which imports come when."""
     obs = run_cli(topic, latency, base=PROFILED, extra=extra)
@@ -207,6 +238,7 @@ def cli_main(
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("\n" + "\n".join(breakdown(m)))
     print("\n" + "\n".join(startup(base)))
+    print("\n" + "\n".join(floor(m)))
     if profile:
         print("\n" + "\n".join(phases_in_run(topics[0], latency, extra)))
         print("\n" + "\n".join(imports_in_run(topics[0], latency, extra)))

@@ -8,7 +8,7 @@ from collections import defaultdict
 from typing import Any
 
 from bench.cli_process import TICK, Observed
-from bench.measure import critical_path, read_gaps
+from bench.measure import critical_path, plan_start, read_gaps
 
 NAN = float("nan")
 _REFERENCE_LINE = re.compile(r"^\s*\[\d+\]\s")  # "[3] Title. <url>" in the reference list
@@ -62,7 +62,8 @@ def summarise(obs: Observed) -> dict[str, Any]:
     first_call = min((c.started for c in model), default=NAN) - t0
     last_end = max((c.started + c.seconds for c in model), default=NAN) - t0
     written = max(obs.files.values(), default=NAN) - t0
-    bound = critical_path(obs.log, list(obs.result.get("queries") or []))
+    queries = list(obs.result.get("queries") or [])
+    bound = critical_path(obs.log, queries)
     main = obs.procs.get(obs.main_pid)
     others = [p for pid, p in obs.procs.items() if pid != obs.main_pid]
     workers = [p for p in others if p.kind == "worker"]
@@ -78,6 +79,8 @@ def summarise(obs: Observed) -> dict[str, Any]:
         "written_to_exit_s": wall - written,
         "bound_s": bound,
         "ratio": wall / bound if bound else NAN,
+        "plan_sent_s": min((c.started for c in model if c.key == "QueryPlan"), default=NAN) - t0,
+        "plan_bound_s": plan_start(obs.log, queries),
         "peak_rss_mb": main.hwm_mb if main else NAN,
         "workers_rss_mb": sum(p.hwm_mb for p in others),
         "model_calls": len(model),

@@ -26,6 +26,17 @@ def _user_text(body: dict[str, Any]) -> str:
     )
 
 
+def plan_start(log: list[Call], queries: list[str]) -> float:
+    """When the bound lets plan_queries (the second model call) leave: after the keywords and
+    the slowest keyword search."""
+    searches = (c.seconds for c in log if c.kind == "search" and c.key not in queries)
+    return _seq(log, "Keywords") + max(searches, default=0.0)
+
+
+def _seq(log: list[Call], stage: str) -> float:  # calls of one step run one after another
+    return sum(c.seconds for c in log if c.kind == "model" and c.key == stage)
+
+
 def critical_path(log: list[Call], queries: list[str]) -> float:
     """Longest chain of dependent calls: keywords → keyword searches → plan → per query
     (search + rank) → per page (fetch → slowest chunk → reduce) → the calls after the pages.
@@ -47,11 +58,7 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
     tail = sum(c.seconds for c in after) - sum(sections) - sum(judged)
     tail += max(sections, default=0.0) + max(judged, default=0.0)
 
-    def seq(stage: str) -> float:  # calls of one step run one after another
-        return sum(c.seconds for c in model if c.key == stage)
-
     searches = [c for c in log if c.kind == "search"]
-    kw_search = max((c.seconds for c in searches if c.key not in queries), default=0.0)
     per_query: dict[str, float] = defaultdict(float)
     for c in searches:
         if c.key in queries:
@@ -83,7 +90,7 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
     pages = set(fetch) | set(chunk)
     page_path = max((ranked(p) + fetch[p] + chunk[p] + reduce[p] for p in pages), default=0.0)
     return (
-        seq("Keywords") + kw_search + seq("QueryPlan") + max(all_queries, page_path) + tail
+        plan_start(log, queries) + _seq(log, "QueryPlan") + max(all_queries, page_path) + tail
     )  # fmt: skip
 
 
