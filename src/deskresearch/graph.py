@@ -162,12 +162,10 @@ def route_after_report(
     return "check_citations" if settings_of(state).check_citations else "finish_report"
 
 
-def _after_verdicts(state: ResearchState) -> Literal["repair_report", "finish_report"]:
-    return (
-        "repair_report"
-        if any(c["status"] == "unsupported" for c in state["checks"])
-        else "finish_report"
-    )
+def route_after_settle(state: ResearchState) -> Literal["repair_report", "finish_report"]:
+    """Unsupported sentences get one rewrite; otherwise the report is done."""
+    unsupported = any(c["status"] == "unsupported" for c in state["checks"])
+    return "repair_report" if unsupported else "finish_report"
 
 
 def route_after_check(
@@ -179,12 +177,7 @@ def route_after_check(
     pending: unsupported sentences go to the repair, else the report is done.
     """
     tasks = nodes.judge_tasks(state, settings_of(state).judge_batch)
-    return [Send("judge_citations", t) for t in tasks] or _after_verdicts(state)
-
-
-def route_after_settle(state: ResearchState) -> Literal["repair_report", "finish_report"]:
-    """Unsupported sentences get one rewrite; otherwise the report is done."""
-    return _after_verdicts(state)
+    return [Send("judge_citations", t) for t in tasks] or route_after_settle(state)
 
 
 # ---- assembly ------------------------------------------------------------------------------
