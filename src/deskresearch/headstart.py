@@ -158,7 +158,7 @@ def begin(ctx: Context, topic: str, environ: Mapping[str, str] = os.environ) -> 
             timeout=httpx.Timeout(spec.timeout_s, connect=min(spec.timeout_s, CONNECT_S)),
             proxy=environ.get("OPENAI_PROXY") or None,  # as ChatOpenAI; HTTP(S)_PROXY too
             follow_redirects=True,  # as the openai client
-            verify=tls_context(),  # made once: the fetcher's client shares it
+            verify=tls_context(),  # one per CA source, shared with the other clients
         )
         threading.Thread(
             target=_send, args=(head.reply, client, url, headers, body),
