@@ -65,7 +65,7 @@ OPTIONS: tuple[Option, ...] = (
     Option('model_attempts', 'int', 'models and report', (), '4', 'Attempts per model call on HTTP 429/5xx or timeouts (Retry-After honoured, else exponential backoff with jitter). Range 1–10.'),
     Option('retry_backoff_s', 'float', 'models and report', (), '1.0', 'Delay before the first retry; doubles per attempt. Range 0–60.'),
     Option('max_retries_per_run', 'int', 'models and report', (), '40', 'Retries one run may spend on its gathering calls (ranking, page summaries) together; then those fall back at once. Keywords, planning and the report keep model_attempts each. Range 0–1000.'),
-    Option('token_budget', 'int', 'models and report', (), '0', 'Tokens (in + out) the run may spend gathering; once reached it stops ranking and summarising and writes the report from what it has, saying so. 0: no budget. Range 0–100000000.'),
+    Option('token_budget', 'int', 'models and report', (), '0', 'Tokens (in + out) the run may spend gathering; once reached it stops ranking and summarising and writes the report from what it has, saying so. Calls already in flight then (at most max_model_calls) still finish and count. 0: no budget. Range 0–100000000.'),
     Option('max_keywords', 'int', 'research plan', (), '2', 'Search keywords proposed for the topic (MetaGPT: 2). Range 1–10.'),
     Option('max_output_retries', 'int', 'research plan', (), '1', "Extra attempts when the model's keywords are malformed, before falling back to the topic. Range 0–5."),
     Option('decomposition_nums', 'int', 'research plan', (), '4', 'Research queries planned from the keywords (MetaGPT: 4). Range 1–20.'),

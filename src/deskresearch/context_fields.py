@@ -187,7 +187,7 @@ class ModelFields:
             json_schema_extra=MODELS,
             ge=0,
             le=100_000_000,
-            description="Tokens (in + out) the run may spend gathering; once reached it stops ranking and summarising and writes the report from what it has, saying so. 0: no budget.",
+            description="Tokens (in + out) the run may spend gathering; once reached it stops ranking and summarising and writes the report from what it has, saying so. Calls already in flight then (at most max_model_calls) still finish and count. 0: no budget.",
         ),
     ] = 0
 
