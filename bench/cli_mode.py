@@ -30,7 +30,7 @@ HEADER = (
     "| report words | citations supported / checked |\n" + "|---" * 12 + "|"
 )
 # Under -X importtime, but not its workers: spawn passes sys._xoptions on to them.
-PROFILED = [sys.executable, "-X", "importtime", "-c",
+PROFILED = ["-X", "importtime", "-c",
             "import sys; sys._xoptions.pop('importtime', None); sys.argv[0] = 'deskresearch'; "
             "from deskresearch.cli import main; sys.exit(main())"]  # fmt: skip
 
@@ -109,11 +109,11 @@ def _timed(args: list[str], env: dict[str, str] | None = None) -> tuple[float, i
     return time.time() - start, proc.returncode, proc.stderr
 
 
-def startup(base: list[str]) -> list[str]:
+def startup(base: list[str], python: str) -> list[str]:
     """How long the command takes to do nothing: the interpreter, --help, --version, imports."""
     lines = ["Start-up alone (median of 3):"]
     for label, args in [
-        ("python -c pass", [sys.executable, "-c", "pass"]),
+        ("python -c pass", [python, "-c", "pass"]),
         ("deskresearch --help", [*base, "--help"]),
         ("deskresearch --version", [*base, "--version"]),
     ]:
@@ -138,12 +138,12 @@ _HEAD_IMPORTS = "import deskresearch.headstart"
 _PLAN_IMPORTS = "import deskresearch.cli_session, deskresearch.graph, langchain_openai"
 
 
-def floor(m: dict[str, Any]) -> list[str]:
+def floor(m: dict[str, Any], python: str) -> list[str]:
     """The wall this machine allows at best: the imports plan_queries needs are CPU no network
     wait can hide beyond the bound's own wait for it (the keywords and their searches)."""
     timed = {}
     for code in (_HEAD_IMPORTS, _PLAN_IMPORTS):
-        runs = [_timed([sys.executable, "-c", code]) for _ in range(3)]
+        runs = [_timed([python, "-c", code]) for _ in range(3)]
         if runs[0][1]:  # e.g. a version of the package without a head start
             return [f"Floor: not measured (`python -c '{code}'` exited {runs[0][1]})"]
         timed[code] = statistics.median(r[0] for r in runs)
@@ -163,9 +163,11 @@ def floor(m: dict[str, Any]) -> list[str]:
     ]
 
 
-def imports_in_run(topic: str, latency: dict[str, float], extra: list[str]) -> list[str]:
+def imports_in_run(
+    topic: str, latency: dict[str, float], extra: list[str], python: str
+) -> list[str]:
     """One more run under -X importtime (the command only): which imports come when."""
-    obs = run_cli(topic, latency, base=PROFILED, extra=extra)
+    obs = run_cli(topic, latency, base=[python, *PROFILED], extra=extra)
     r = summarise(obs)
     imports = [(t - obs.t0, name, s) for t, name, s in import_times(obs.stderr)]
 
@@ -188,9 +190,11 @@ def imports_in_run(topic: str, latency: dict[str, float], extra: list[str]) -> l
     ]
 
 
-def phases_in_run(topic: str, latency: dict[str, float], extra: list[str]) -> list[str]:
+def phases_in_run(
+    topic: str, latency: dict[str, float], extra: list[str], python: str
+) -> list[str]:
     """One more run through bench/cli_phases.py: the command's phases, stamped from inside."""
-    probe = [sys.executable, str(ROOT / "bench" / "cli_phases.py")]
+    probe = [python, str(ROOT / "bench" / "cli_phases.py")]
     obs = run_cli(topic, latency, base=probe, extra=extra)
     r = summarise(obs)
     events = [(float(t) - obs.t0, name) for name, t in phase_lines(obs.stderr)]
@@ -216,14 +220,16 @@ def cli_main(
     profile: bool = True,
     module: bool = False,
     extra: list[str] | None = None,
+    python: str = sys.executable,
 ) -> int:
     """Run the command on each topic, print the table, medians and the time breakdown.
 
     ``module``: run ``python -m deskresearch`` instead of the installed ``deskresearch`` script.
     ``extra``: flags passed to every research run (e.g. ``--report-mode single``).
+    ``python``: the interpreter of the install to time (its ``deskresearch`` script, its imports).
     """
     extra = list(extra or [])
-    base = [sys.executable, "-m", "deskresearch"] if module else command()
+    base = [python, "-m", "deskresearch"] if module else command(python)
     shown = " ".join([*base, "TOPIC", "-o", "TMP", "--checkpoints", "TMP/cp.sqlite", *extra])
     print(f"latency model: {describe_latency(latency)}; cache off; command: {shown}")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
@@ -237,9 +243,9 @@ def cli_main(
     print(row("**median**", m))
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("\n" + "\n".join(breakdown(m)))
-    print("\n" + "\n".join(startup(base)))
-    print("\n" + "\n".join(floor(m)))
+    print("\n" + "\n".join(startup(base, python)))
+    print("\n" + "\n".join(floor(m, python)))
     if profile:
-        print("\n" + "\n".join(phases_in_run(topics[0], latency, extra)))
-        print("\n" + "\n".join(imports_in_run(topics[0], latency, extra)))
+        print("\n" + "\n".join(phases_in_run(topics[0], latency, extra, python)))
+        print("\n" + "\n".join(imports_in_run(topics[0], latency, extra, python)))
     return 0

@@ -112,10 +112,10 @@ def _read_lines(stream: IO[bytes], into: list[tuple[float, str]]) -> None:
         into.append((time.time(), raw.decode("utf-8", "replace").rstrip("\n")))
 
 
-def command() -> list[str]:
-    """The command a user types: the installed console script, else ``python -m deskresearch``."""
-    script = Path(sys.executable).with_name("deskresearch")
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "deskresearch"]
+def command(python: str = sys.executable) -> list[str]:
+    """The command a user types: ``python``'s installed console script, else ``-m deskresearch``."""
+    script = Path(python).with_name("deskresearch")
+    return [str(script)] if script.is_file() else [python, "-m", "deskresearch"]
 
 
 def run_process(cmd: list[str], env: dict[str, str], cwd: Path) -> Observed:

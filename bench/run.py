@@ -210,6 +210,12 @@ def main(argv: list[str] | None = None) -> int:
         help="--cli: run `python -m deskresearch` instead of the installed `deskresearch`",
     )
     p.add_argument(
+        "--python",
+        default=sys.executable,
+        help="--cli: the Python of the install to time, e.g. .venv-user/bin/python of a venv made "
+        "with the README's first command (default: this one, which has the dev extras)",
+    )
+    p.add_argument(
         "--no-profile",
         action="store_true",
         help="--cli: skip the two extra runs (phases, -X importtime)",
@@ -229,7 +235,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.cli:
         topics = TOPICS[: args.topics]
         return cli_main(
-            latency, topics, profile=not args.no_profile, module=args.as_module, extra=passed
+            latency,
+            topics,
+            profile=not args.no_profile,
+            module=args.as_module,
+            extra=passed,
+            python=args.python,
         )
     print(f"latency model: {latency}, max_concurrency={args.max_concurrency}\n")
     base = {"topic": TOPICS[0], "context": {}, "latency": latency,

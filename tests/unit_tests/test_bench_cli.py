@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench import run
 from bench.cli_mode import LATENCY, describe_latency, medians, row
-from bench.cli_process import TICK, Observed, Proc
+from bench.cli_process import TICK, Observed, Proc, command
 from bench.cli_summary import by_package, cited_sources, import_times, report_words, summarise
 from tests.support.loopback import Call
 
@@ -168,10 +170,12 @@ def test_cli_mode_defaults_to_the_issue_latency_model_and_flags_change_it(
 ) -> None:
     seen: list[dict[str, Any]] = []
     passed: list[list[str] | None] = []
+    pythons: list[str] = []
 
     def cli_main(latency: dict[str, float], topics: list[str], **flags: Any) -> int:
         seen.append(latency)
         passed.append(flags.get("extra"))
+        pythons.append(flags["python"])
         return 0
 
     monkeypatch.setattr(run, "cli_main", cli_main)
@@ -179,6 +183,8 @@ def test_cli_mode_defaults_to_the_issue_latency_model_and_flags_change_it(
     assert run.main(["--cli", "--search-s", "0.5", "--per-out-token-s", "0.01"]) == 0
     assert run.main(["--cli", "--topics", "1", "--", "--report-mode", "single", "-q"]) == 0
     assert passed == [[], [], ["--report-mode", "single", "-q"]]
+    assert run.main(["--cli", "--python", "/u/bin/python"]) == 0
+    assert pythons == [sys.executable] * 3 + ["/u/bin/python"]
     with pytest.raises(SystemExit):  # flags for the command make no sense in-process
         run.main(["--", "--report-mode", "single"])
     assert seen[0] == LATENCY == {
@@ -190,3 +196,11 @@ def test_cli_mode_defaults_to_the_issue_latency_model_and_flags_change_it(
         "300 ms a model call + 3 ms per output token + 0 ms per input token, "
         "300 ms a search, 200 ms a page"
     )
+
+
+def test_the_command_is_the_chosen_installs_script_else_its_module(tmp_path: Path) -> None:
+    python = tmp_path / "bin" / "python"
+    python.parent.mkdir()
+    assert command(str(python)) == [str(python), "-m", "deskresearch"]
+    (tmp_path / "bin" / "deskresearch").write_text("#!/bin/sh\n")
+    assert command(str(python)) == [str(tmp_path / "bin" / "deskresearch")]
