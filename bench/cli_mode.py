@@ -32,7 +32,8 @@ HEADER = (
 # Under -X importtime, but not its workers: spawn passes sys._xoptions on to them.
 PROFILED = ["-X", "importtime", "-c",
             "import sys; sys._xoptions.pop('importtime', None); sys.argv[0] = 'deskresearch'; "
-            "from deskresearch.cli import main; sys.exit(main())"]  # fmt: skip
+            "from deskresearch import cli; "  # run(): as the console script (older: main)
+            "sys.exit(cli.run() if hasattr(cli, 'run') else cli.main())"]  # fmt: skip
 
 
 def describe_latency(lat: dict[str, float]) -> str:
@@ -133,9 +134,12 @@ def startup(base: list[str], python: str) -> list[str]:
 
 
 # What the command imports before its first model call, and what the second one (plan_queries,
-# through the model client) needs on top: timed as processes that import them and exit.
-_HEAD_IMPORTS = "import deskresearch.headstart"
-_PLAN_IMPORTS = "import deskresearch.cli_session, deskresearch.graph, langchain_openai"
+# through the model client) needs on top: timed as processes that import them and exit, with
+# the garbage collector off as the command has it then (deskresearch.cli).
+_HEAD_IMPORTS = "import gc; gc.disable(); import deskresearch.headstart"
+_PLAN_IMPORTS = (
+    "import gc; gc.disable(); import deskresearch.cli_session, deskresearch.graph, langchain_openai"
+)
 
 
 def floor(m: dict[str, Any], python: str) -> list[str]:
