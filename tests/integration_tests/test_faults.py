@@ -52,9 +52,8 @@ def summary_line(request: pytest.FixtureRequest) -> Iterator[None]:
 
 def chaos_web(seed: int) -> FakeWeb:
     rng = random.Random(seed)
-    web = FakeWeb(hosts=2, page_fault_rate=0.3, page_chaos=random.Random(seed + 1000))
-    web.model.chaos_rate = 0.2
-    web.model.chaos = random.Random(seed + 2000)
+    web = FakeWeb(hosts=2, page_fault_rate=0.3, page_chaos_seed=seed + 1000)
+    web.model.chaos_rate, web.model.chaos_seed = 0.2, seed + 2000
     if rng.random() < 0.5:
         web.engines_down["tavily"] = rng.choice([429, 500, 503])
     return web

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from deskresearch.services.llm import OpenAIChat
+from tests.support.chaos import draw, pick, stable
 from tests.support.misjudge import misjudge
 
 OFFTOPIC_MARKER = "OFFTOPIC-MARKER"
@@ -62,6 +63,13 @@ def method_of(body: dict[str, Any]) -> str:
     return "text" if JSON_INSTRUCTION in system else REPORT
 
 
+def page_text(body: dict[str, Any]) -> str:
+    """The text inside a request's ``<page>`` block: what identifies a chunk ("" without one)."""
+    user = "\n".join(_text(m) for m in body["messages"] if m.get("role") == "user")
+    page = _PAGE.search(user)
+    return page.group(1) if page else ""
+
+
 def stage_of(body: dict[str, Any]) -> str:
     """Return the schema name a request asks for, or REPORT for plain text."""
     method = method_of(body)
@@ -85,8 +93,8 @@ class FakeModel:
     requests: list[dict[str, Any]] = field(default_factory=list)
     rejects: set[str] = field(default_factory=set)  # methods this server answers with HTTP 400
     retry_after: str = "0"  # the Retry-After header sent with 429s
-    chaos_rate: float = 0.0  # share of calls that get a random fault from CHAOS (seeded)
-    chaos: random.Random = field(default_factory=lambda: random.Random(0))
+    chaos_rate: float = 0.0  # share of calls that get a fault from CHAOS (seeded, see chaos.py)
+    chaos_seed: int = 0  # a call's fault is a hash of this, its content and its attempt number
     chaos_faults: tuple[Fault, ...] = CHAOS  # what a chaotic call may get
     facts_per_chunk: int = 2  # facts the model takes from each chunk
     injected: Counter[str] = field(default_factory=Counter)  # faults served, by kind
@@ -94,18 +102,25 @@ class FakeModel:
     judge_seed: int = 0  # each judge call draws from a seed of its own prompt: parallel
     # calls err the same way in whatever order they arrive
     misjudged: list[dict[str, Any]] = field(default_factory=list)  # the wrong answers given
+    _asked: Counter[str] = field(default_factory=Counter)  # how often each request came
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def fail(self, stage: str, *faults: Fault) -> None:
         """Queue faults for the next calls of ``stage``."""
         self.faults[stage].extend(faults)
 
-    def _next_fault(self, stage: str) -> Fault:
+    def _next_fault(self, stage: str, body: dict[str, Any]) -> Fault:
+        """A queued fault, else chaos decided by the request itself (never by arrival order)."""
         if self.faults[stage]:
             return self.faults[stage].pop(0)
-        if self.chaos_rate and stage != AGENT_TOOL and self.chaos.random() < self.chaos_rate:
-            return self.chaos.choice(self.chaos_faults)
-        return ""
+        if not self.chaos_rate or stage == AGENT_TOOL:
+            return ""
+        request = json.dumps([method_of(body), body["messages"]], sort_keys=True)
+        attempt = self._asked[request]
+        self._asked[request] += 1
+        if draw(self.chaos_seed, request, attempt) >= self.chaos_rate:
+            return ""
+        return pick(self.chaos_faults, self.chaos_seed, request, attempt)
 
     def calls(self, stage: str) -> list[dict[str, Any]]:
         """Return the requests made for ``stage``."""
@@ -116,7 +131,7 @@ class FakeModel:
         stage, method = stage_of(body), method_of(body)
         with self._lock:
             self.requests.append(body)
-            fault = "" if method in self.rejects else self._next_fault(stage)
+            fault = "" if method in self.rejects else self._next_fault(stage, body)
             if fault:
                 self.injected[fault] += 1
         if method in self.rejects:
@@ -194,7 +209,7 @@ class FakeModel:
                          for n, s, cites in _JUDGED.findall(user)}  # fmt: skip
                 verdicts, wrong = misjudge(verdicts, asked, evidence_in(user),
                                            rate=self.judge_error_rate,
-                                           rng=random.Random(f"{self.judge_seed}:{user}"))  # fmt: skip
+                                           rng=random.Random(stable(f"{self.judge_seed}:{user}")))  # fmt: skip
                 self.misjudged += wrong
             return {"judgements": verdicts}
         if stage == "Fixes":

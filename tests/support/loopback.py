@@ -7,7 +7,6 @@ in-process tests do. Every request is counted, so tests can assert what was fetc
 from __future__ import annotations
 
 import json
-import random
 import re
 import threading
 import time
@@ -20,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tests.support.chaos import draw, pick
 from tests.support.engines import ddg_html, searxng_json
 from tests.support.fake_model import FakeModel, stage_of
 from tests.support.hostile import PAGE_FAULTS, PAGES, page_bytes, respond, send
@@ -105,7 +105,7 @@ class FakeWeb:
     search_failures: dict[str, int] = field(default_factory=dict)  # query → HTTP status
     engines_down: dict[str, int] = field(default_factory=dict)  # "tavily"/"searxng"/... → status
     page_fault_rate: float = 0.0  # share of /pages/ answered by a PAGE_FAULTS kind (seeded)
-    page_chaos: random.Random = field(default_factory=lambda: random.Random(0))
+    page_chaos_seed: int = 0  # a page's fault is a hash of this and its path (chaos.py)
     page_faults: dict[str, str] = field(default_factory=dict)  # path → fault kind ("" = none)
     fetches: Counter[str] = field(default_factory=Counter)
     searches: list[dict[str, Any]] = field(default_factory=list)
@@ -144,12 +144,13 @@ class FakeWeb:
             self.log.append(call)
 
     def page_fault(self, path: str) -> str:
-        """Decide once per page whether it is hostile, and how (a retry meets the same fault)."""
+        """Whether a page is hostile, and how: fixed by its path (a retry meets the same fault)."""
+        seed = self.page_chaos_seed
+        hit = draw(seed, path) < self.page_fault_rate
+        fault = pick(sorted(PAGE_FAULTS), seed, path) if hit else ""
         with self._lock:
-            if path not in self.page_faults:
-                hit = self.page_fault_rate and self.page_chaos.random() < self.page_fault_rate
-                self.page_faults[path] = self.page_chaos.choice(sorted(PAGE_FAULTS)) if hit else ""
-            return self.page_faults[path]
+            self.page_faults[path] = fault
+        return fault
 
     def search(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Answer a Tavily /search body: a deterministic window of the catalogue per query."""
