@@ -17,6 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from deskresearch.outcome import finished
+from deskresearch.resume_fix import is_cancellation
 from deskresearch.services.checkpoints import (
     CHECKPOINTS_ENV,
     default_location,
@@ -36,19 +38,14 @@ class RunRow:
     files: list[str]
 
 
-def _cancelled(error: Any) -> bool:
-    """Whether a saved task error is a cancellation (stored as the exception or its repr)."""
-    return isinstance(error, asyncio.CancelledError) or str(error).startswith("CancelledError(")
-
-
 def _status(values: dict[str, Any], writes: Sequence[Any]) -> str:
     channels = {w[1] for w in writes if len(w) > 2}
-    if values.get("report"):
-        return str(values.get("status") or "ok")
+    if finished(values):
+        return str(values["status"])
     if "__interrupt__" in channels:
         return "awaiting review"
     # LangGraph may save a CancelledError for each task a Ctrl-C cancelled: not a failure.
-    if any(w[1] == "__error__" and not _cancelled(w[2]) for w in writes if len(w) > 2):
+    if any(w[1] == "__error__" and not is_cancellation(w[2]) for w in writes if len(w) > 2):
         return "failed"
     return "unfinished"
 
@@ -76,19 +73,31 @@ async def list_runs(location: str, limit: int) -> list[RunRow]:
     return rows
 
 
-def attach_files(rows: list[RunRow], out_dir: Path) -> None:
-    """Fill each row's files from the result documents in ``out_dir``."""
-    by_thread = {r.thread_id: r for r in rows}
+def _documents(out_dir: Path) -> dict[str, list[str]]:
+    """The files of each thread id whose result document is in ``out_dir`` (report first)."""
+    found: dict[str, list[str]] = {}
     for js in sorted(out_dir.glob("*.json")) if out_dir.is_dir() else []:
         try:
             doc = json.loads(js.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        row = by_thread.get(str(doc.get("thread_id"))) if isinstance(doc, dict) else None
-        if row is not None:
+        if isinstance(doc, dict) and doc.get("thread_id"):
             named = doc.get("files") or {}
-            row.files += [str(out_dir / named[k]) for k in ("report", "html") if named.get(k)]
-            row.files.append(str(js))
+            files = [str(out_dir / named[k]) for k in ("report", "html") if named.get(k)]
+            found.setdefault(str(doc["thread_id"]), []).extend([*files, str(js)])
+    return found
+
+
+def files_of(thread_id: str, out_dir: Path) -> list[str]:
+    """The files a run wrote in ``out_dir``, its report first ([] when none is there)."""
+    return _documents(out_dir).get(thread_id, [])
+
+
+def attach_files(rows: list[RunRow], out_dir: Path) -> None:
+    """Fill each row's files from the result documents in ``out_dir``."""
+    found = _documents(out_dir)
+    for row in rows:
+        row.files += found.get(row.thread_id, [])
 
 
 def _local(ts: str) -> str:

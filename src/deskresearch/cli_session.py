@@ -32,6 +32,7 @@ from deskresearch.context import Context
 from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
 from deskresearch.headstart import Prepared, prepare
+from deskresearch.outcome import check, finished
 from deskresearch.services.base import ChatService
 from deskresearch.services.checkpoints import default_location, describe, open_checkpointer
 from deskresearch.services.headstart import HeadStartChat
@@ -98,14 +99,14 @@ class Session:
     def run(self) -> int:
         """Run or resume; write the files; return the exit code."""
         if self.ns.resume:
-            values, unfinished = asyncio.run(self._saved())
+            values = asyncio.run(self._saved())
             given = gather(
                 self.ns, os.environ, saved=values.get("settings", {}), thread=self.thread
             )
             ctx = context_from(given)
             topic = str(values.get("topic", ""))
-            if not unfinished:  # it had finished: write its files again
-                return self._write(values, ctx, topic)
+            if finished(values):  # decided by what it produced, never by the scheduler's next
+                return self._finished_earlier(values, ctx, topic)
             run_input: Any = None
             head = None  # a resumed run made its first call long ago
         else:
@@ -118,8 +119,23 @@ class Session:
         final = asyncio.run(self._stream(run_input, ctx, topic, llm, search))
         return self._write(final, ctx, topic)
 
-    async def _saved(self) -> tuple[dict[str, Any], bool]:
-        """The resumed run's saved state, and whether it has work left."""
+    def _finished_earlier(self, values: dict[str, Any], ctx: Context, topic: str) -> int:
+        """A resumed run that had finished: say where its files are; write them only if none."""
+        from deskresearch.cli_runs import files_of
+
+        files = files_of(self.thread, Path(self.ns.output_dir))
+        if not files:
+            return self._write(values, ctx, topic)
+        print(
+            f"deskresearch: run {self.thread} already finished ({values['status']}); "
+            f"its files: {' '.join(files)}",
+            file=sys.stderr,
+        )
+        print(files[0])
+        return EXIT_OK if values["status"] == "ok" else EXIT_INSUFFICIENT
+
+    async def _saved(self) -> dict[str, Any]:
+        """The resumed run's saved state."""
         path = self.location.removeprefix("sqlite:///")
         if "://" not in path and path != "memory" and not Path(path).expanduser().exists():
             raise ConfigError(f"no runs saved in {path} yet: check --checkpoints")
@@ -131,7 +147,7 @@ class Session:
                 f"no run with thread id {self.thread!r} in {describe(self.location)}: "
                 "`deskresearch runs` lists the saved ones (and --checkpoints picks the store)"
             )
-        return dict(saved.values), bool(saved.next)
+        return dict(saved.values)
 
     async def _stream(
         self, run_input: Any, ctx: Context, topic: str, llm: ChatService, search: SearchRouter
@@ -187,9 +203,13 @@ class Session:
         from deskresearch.cli_output import report_texts, slug_for, write_files
         from deskresearch.contract import document
 
-        if not result.get("status"):
-            raise RuntimeError("the run ended without a result")
-        finished = datetime.now().astimezone()
+        if not finished(result):
+            raise ConfigError(
+                "the run stopped before it wrote a report or a reason; resume it with "
+                f"{self.resume_command()}"
+            )
+        check(result)  # never "ok" without a report that cites a page read
+        finished_at = datetime.now().astimezone()
         clocks = self.tracker.stage_timings() if self.tracker else {}
         texts = report_texts(result, topic=topic, language=ctx.language, fmt=self.ns.format)
 
@@ -197,7 +217,7 @@ class Session:
             names = {"report" if s == ".md" else s[1:]: p.name for s, p in paths.items()}
             return document(
                 {**result, "topic": topic}, ctx=ctx, thread_id=self.thread, clocks=clocks,
-                started=self.started, finished=finished, resumed=bool(self.ns.resume),
+                started=self.started, finished=finished_at, resumed=bool(self.ns.resume),
                 files=names,
             )  # fmt: skip
 
@@ -217,6 +237,8 @@ class Session:
         cached = sum(u.get("cached_calls", 0) for u in usage)
         calls = sum(u["calls"] for u in usage) + cached
         print(f"{result['status']}: {' '.join(map(str, files))}", file=sys.stderr)
+        if result.get("reason"):
+            print(f"reason: {result['reason']}", file=sys.stderr)
         print(
             f"sources: {len(result.get('sources') or [])}, tokens: "
             f"{sum(u['input_tokens'] for u in usage)} in / "

@@ -21,9 +21,9 @@ from deskresearch.masking import mask_secrets
 from deskresearch.pricing import estimate
 from deskresearch.records import ModelSpec, Usage
 
-SCHEMA_VERSION = "1.1"  # 1.1: budget_stopped
+SCHEMA_VERSION = "1.2"  # 1.1: budget_stopped; 1.2: reason
 OPENAI_DEFAULT = "https://api.openai.com/v1"
-RESULT_KEYS = ("status", "report", "sources", "queries", "usage", "provenance")
+RESULT_KEYS = ("status", "reason", "report", "sources", "queries", "usage", "provenance")
 
 
 def schema() -> dict[str, Any]:
@@ -95,6 +95,7 @@ def document(
         "topic": result.get("topic", ""),
         "language": result.get("language", ctx.language),
         **{k: result.get(k) for k in RESULT_KEYS},
+        "reason": str(result.get("reason") or ""),
         "budget_stopped": bool(result.get("budget_stopped")),
         "totals": _totals(usage),
         "stages": _stages(usage, clocks),

@@ -1,7 +1,7 @@
 """The research graph: every node, edge, retry and fallback of a run, on one screen.
 
     start_run → generate_keywords ⟲ (malformed: retry, then keywords_fallback)
-      → search_keyword* → plan_queries
+      → search_keyword* → plan_queries (every search failed: → insufficient_evidence)
       → research_query* [search_query → rank_urls → claim_pages → process_page*]
       → dedup_urls → review_plan (interrupt, if asked) → process_page* (what no branch read)
       process_page = [read_page → summarise_chunk* → reduce_page]
@@ -28,7 +28,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer, RetryPolicy, Send
 
-from deskresearch import nodes
+from deskresearch import nodes, resume_fix
 from deskresearch.context import Context, settings_of
 from deskresearch.deployment import Deployment, served_context
 from deskresearch.errors import is_transient
@@ -60,6 +60,7 @@ from deskresearch.state import (
 )
 from deskresearch.tool import ResearchGraph, as_research_graph
 
+resume_fix.install()  # a cancelled step is redone on resume, not taken for finished
 TRANSIENT = RetryPolicy(
     max_attempts=3, initial_interval=1.0, backoff_factor=2.0, retry_on=is_transient
 )
@@ -85,8 +86,13 @@ def route_after_keywords(
     return "keywords_fallback"
 
 
-def fan_out_queries(state: ResearchState) -> list[Send]:
-    """One search-and-rank branch per research query, handing over results already searched."""
+def fan_out_queries(state: ResearchState) -> Literal["insufficient_evidence"] | list[Send]:
+    """One search-and-rank branch per research query, handing over results already searched.
+
+    No query (every keyword search failed): nothing to read, the run ends saying why.
+    """
+    if not state["queries"]:
+        return "insufficient_evidence"
     known = {kh["keyword"].casefold(): kh["hits"] for kh in state["keyword_hits"] if kh["hits"]}
     return [
         Send("research_query", QueryTask(topic=state["topic"], query=q, order=i,
@@ -269,7 +275,7 @@ def build_graph(
                             ["generate_keywords", "keywords_fallback", "search_keyword"])
     g.add_conditional_edges("keywords_fallback", fan_out_keywords, ["search_keyword"])
     g.add_edge("search_keyword", "plan_queries")
-    g.add_conditional_edges("plan_queries", fan_out_queries, ["research_query"])
+    g.add_conditional_edges("plan_queries", fan_out_queries, ["research_query", "insufficient_evidence"])
     g.add_edge("research_query", "dedup_urls")
     g.add_edge("dedup_urls", "review_plan")
     g.add_conditional_edges("review_plan", route_after_dedup,

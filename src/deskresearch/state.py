@@ -49,6 +49,7 @@ class KeywordHits(TypedDict):
 
     keyword: str
     hits: list[SearchHit]
+    error: str  # why the search failed for good ("" when it answered, with or without hits)
 
 
 class RankedQuery(TypedDict):
@@ -179,7 +180,10 @@ class ResearchRequest(BaseModel):
 OUTPUT_DESCRIPTIONS = {
     "report": "The report as markdown, its references from the source ledger; or, when no "
     "usable source survived, what was tried.",
-    "status": "ok (a report was written) or insufficient_evidence (no usable source).",
+    "status": "ok (a report that cites at least one page the run read) or "
+    "insufficient_evidence (no usable source, or every search failed: see reason); empty while "
+    "the run has not finished.",
+    "reason": "Why the run ended insufficient_evidence, in one line; empty when ok.",
     "sources": "The source ledger: every page the report may cite as [n], with its URL, "
     "title, dates, content hash and summary.",
     "queries": "The research queries the run searched.",
@@ -203,8 +207,10 @@ class ResearchOutput(TypedDict):
 
     __pydantic_config__ = ConfigDict(json_schema_extra=_describe_output)  # type: ignore[misc]
 
-    report: str  # nodes/write_report.py, nodes/insufficient.py
-    status: Status  # nodes/write_report.py, nodes/insufficient.py
+    report: str  # nodes/finish_report.py, nodes/insufficient.py
+    # nodes/finish_report.py, nodes/insufficient.py ("" until then: outcome.py has the rule)
+    status: Status | Literal[""]
+    reason: str  # nodes/finish_report.py, nodes/insufficient.py: why not ok ("" when ok)
     sources: list[Source]  # nodes/collect_sources.py
     queries: list[str]  # nodes/plan_queries.py
     citations: list[Citation]  # nodes/finish_report.py: the verdict on every cited sentence

@@ -27,6 +27,7 @@ def compact_result(output: Mapping[str, Any]) -> dict[str, Any]:
     sources = output.get("sources") or []
     return {
         "status": output.get("status"),
+        "reason": output.get("reason", ""),
         "report": output.get("report", ""),
         "sources": [{"id": s["id"], "title": s["title"], "url": s["url"]} for s in sources],
     }

@@ -102,6 +102,7 @@ class FakeModel:
     judge_seed: int = 0  # each judge call draws from a seed of its own prompt: parallel
     # calls err the same way in whatever order they arrive
     misjudged: list[dict[str, Any]] = field(default_factory=list)  # the wrong answers given
+    answered: list[tuple[str, int]] = field(default_factory=list)  # (stage, tokens) per answer
     _asked: Counter[str] = field(default_factory=Counter)  # how often each request came
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -254,6 +255,8 @@ class FakeModel:
         prompt_chars = sum(len(_text(m)) for m in body["messages"])
         usage = {"prompt_tokens": prompt_chars // 4 + 1, "completion_tokens": len(content) // 4 + 1}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        with self._lock:
+            self.answered.append((stage, usage["total_tokens"]))
         return {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",

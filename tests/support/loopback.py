@@ -106,6 +106,7 @@ class FakeWeb:
     engines_down: dict[str, int] = field(default_factory=dict)  # "tavily"/"searxng"/... → status
     page_fault_rate: float = 0.0  # share of /pages/ answered by a PAGE_FAULTS kind (seeded)
     page_chaos_seed: int = 0  # a page's fault is a hash of this and its path (chaos.py)
+    page_fault_kinds: tuple[str, ...] = ()  # the PAGE_FAULTS kinds a page may get (): all
     page_faults: dict[str, str] = field(default_factory=dict)  # path → fault kind ("" = none)
     fetches: Counter[str] = field(default_factory=Counter)
     searches: list[dict[str, Any]] = field(default_factory=list)
@@ -147,7 +148,7 @@ class FakeWeb:
         """Whether a page is hostile, and how: fixed by its path (a retry meets the same fault)."""
         seed = self.page_chaos_seed
         hit = draw(seed, path) < self.page_fault_rate
-        fault = pick(sorted(PAGE_FAULTS), seed, path) if hit else ""
+        fault = pick(self.page_fault_kinds or sorted(PAGE_FAULTS), seed, path) if hit else ""
         with self._lock:
             self.page_faults[path] = fault
         return fault

@@ -18,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from deskresearch.batch.topics import Topic
 from deskresearch.context import Context, validated
 from deskresearch.errors import ConfigError
+from deskresearch.outcome import check, finished
 from deskresearch.tracing import run_config
 
 Run = Literal["new", "resumed", "earlier"]
@@ -70,9 +71,7 @@ def config_for(job: Job) -> RunnableConfig:
 async def finished_values(graph: Any, job: Job) -> dict[str, Any] | None:
     """The saved result of a thread that has finished, else None."""
     saved = await graph.aget_state({"configurable": {"thread_id": job.topic.thread_id}})
-    if saved.values.get("status") and not saved.next:
-        return dict(saved.values)
-    return None
+    return dict(saved.values) if finished(saved.values) else None
 
 
 async def run_job(graph: Any, job: Job, on_event: OnEvent, on_start: OnStart) -> Finished:
@@ -87,9 +86,9 @@ async def run_job(graph: Any, job: Job, on_event: OnEvent, on_start: OnStart) ->
     """
     config = config_for(job)
     saved = await graph.aget_state(config)
-    if saved.values.get("status") and not saved.next:
+    if finished(saved.values):  # what it produced decides, never the scheduler's next
         return Finished(dict(saved.values), "earlier")
-    resumed = bool(saved.next)
+    resumed = bool(saved.values)  # a checkpoint with work left: continue it
     on_start(resumed)
     final: dict[str, Any] = {}
     async for namespace, mode, chunk in graph.astream(
@@ -104,10 +103,9 @@ async def run_job(graph: Any, job: Job, on_event: OnEvent, on_start: OnStart) ->
             on_event(chunk)
         elif mode == "values" and not namespace and isinstance(chunk, dict):
             final = chunk
-    if (await graph.aget_state(config)).next:
+    if (await graph.aget_state(config)).interrupts:
         raise ConfigError("the run paused for a review, which a batch cannot give")
-    if not final.get("status"):
-        raise RuntimeError("the run ended without a result")
+    check(final)  # a finished run, never "ok" with nothing
     return Finished(final, "resumed" if resumed else "new")
 
 

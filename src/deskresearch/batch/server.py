@@ -22,6 +22,7 @@ from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.runner import Job, one_line
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
 from deskresearch.errors import ConfigError
+from deskresearch.outcome import check, finished
 
 ACTIVE = ("pending", "running")
 
@@ -84,10 +85,10 @@ async def _run(client: Any, job: Job, assistant: str, board: Board) -> tuple[dic
     await client.threads.create(thread_id=tid, if_exists="do_nothing", metadata=meta)
     state = await client.threads.get_state(tid)
     values = state.get("values") or {}
-    if isinstance(values, dict) and values.get("status") and not state.get("next"):
+    if isinstance(values, dict) and finished(values):
         return dict(values), "earlier"
     active = [r for r in await client.runs.list(tid, limit=5) if r["status"] in ACTIVE]
-    resumed = bool(active or state.get("next"))
+    resumed = bool(active or values)
     board.started(t, resumed=resumed)
     if active:
         parts = client.runs.join_stream(tid, active[0]["run_id"])
@@ -100,10 +101,11 @@ async def _run(client: Any, job: Job, assistant: str, board: Board) -> tuple[dic
     await _follow(parts, job, board)
     state = await client.threads.get_state(tid)
     values = state.get("values") or {}
-    if state.get("next"):
-        raise ConfigError("the run paused for a review, which a batch cannot give")
-    if not isinstance(values, dict) or not values.get("status"):
+    if not isinstance(values, dict):
         raise RuntimeError("the server's run ended without a result")
+    if not finished(values) and state.get("next"):
+        raise ConfigError("the run paused for a review, which a batch cannot give")
+    check(values)  # a finished run, never "ok" with nothing
     return dict(values), "resumed" if resumed else "new"
 
 

@@ -49,6 +49,7 @@ class Row:
     rss_mb: float | None = None  # peak memory of the Ray worker process that ran it
     files: list[str] = field(default_factory=list)  # the report (md, html) and its JSON
     error: str = ""
+    reason: str = ""  # why an insufficient_evidence run wrote no report
 
 
 def row_for(
@@ -80,6 +81,7 @@ def row_for(
         wall_s=round(wall_s, 2),
         thread_id=topic.thread_id,
         files=[str(f) for f in files],
+        reason=str(values.get("reason") or ""),
     )
 
 

@@ -230,11 +230,12 @@ async def judge_citations(
 def judge_failed(state: JudgeTask, error: NodeError) -> Command[Any]:
     """A judge call failed for good: its batch stays in the report, marked unchecked.
 
-    No ``goto``: the branch ends as a finished one would, and settle_citations, after every
-    branch, decides where the report goes.
+    The branch goes on to settle_citations as a finished one would (an error handler's branch
+    has no edges of its own: without the ``goto``, a draft whose every batch failed would never
+    be settled), and settle_citations, after every branch, decides where the report goes.
     """
     if not isinstance(error.error, ServiceError):
         raise error.error
     reason = f"not checked: the judge call failed ({error.error})"
     judged = [{**c, "status": "unchecked", "reason": reason} for c in state["checks"]]
-    return Command(update={"judged": judged})
+    return Command(update={"judged": judged}, goto="settle_citations")

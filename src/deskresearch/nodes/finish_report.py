@@ -17,6 +17,8 @@ from deskresearch.context import Context, resolve
 from deskresearch.errors import budget_reached
 from deskresearch.grounding.draft import SentenceKey, cited_sentences, edit, parse
 from deskresearch.grounding.ledger import summary_line
+from deskresearch.nodes.insufficient import insufficient_result
+from deskresearch.outcome import is_report
 from deskresearch.progress import cached_calls_note, emit, note
 from deskresearch.records import Citation, Provenance, Verdict
 from deskresearch.services.claims import PageClaims
@@ -140,9 +142,21 @@ async def finish_report(
     provenance += cached_calls_note("finish_report", state.get("usage", []))
     line = summary_line(citations)
     emit(runtime, "finish_report", "finished", citations=line)
+    if not is_report(body, state["sources"]):  # "ok" promises a report citing a page read
+        reason = (
+            "the citation check removed every cited sentence: no page read states them"
+            if any(c["verdict"] == "removed" for c in citations)
+            else "the report's writer cited none of the pages read"
+        )
+        result = insufficient_result(state, reason)
+        appendix_text = appendix(citations)
+        if appendix_text:
+            result["report"] += f"\n{appendix_text}\n"
+        return {**result, "citations": citations, "provenance": provenance}
     return {
         "report": "\n\n".join(p for p in parts if p) + "\n",
         "citations": citations,
         "status": "ok",
+        "reason": "",
         "provenance": provenance,
     }

@@ -15,12 +15,28 @@ from deskresearch.state import ResearchState
 _DROPPED = ("not_relevant", "blocked", "failed", "duplicate")
 
 
-def summary_of_attempts(state: ResearchState) -> str:
-    """Render what was tried: queries issued and what happened to every URL considered."""
+def reason_of(state: ResearchState) -> str:
+    """Why no report could be written, in one line: what failed, or that nothing was usable."""
+    failures = [kh["error"] for kh in state.get("keyword_hits") or []]
+    if failures and all(failures):
+        return f"every search failed ({failures[0]}): check the search engine and the network"
+    if budget_reached(state):
+        return "the token budget ran out before a page was summarised: raise token_budget"
+    pages = [p for p in state["provenance"] if "://" in p["subject"] and p["outcome"] in _DROPPED]
+    return (
+        f"no usable source: {len({p['subject'] for p in pages})} page(s) considered, none "
+        "relevant and readable"
+        if pages
+        else "no usable source: no search returned a page"
+    )
+
+
+def summary_of_attempts(state: ResearchState, reason: str) -> str:
+    """Render why, and what was tried: queries issued and what happened to every URL considered."""
     lines = [f"# Insufficient evidence: {state['topic']}", ""]
     lines.append(
-        "No usable source survived, so no report was written: deskresearch does not write "
-        "from the model's memory."
+        "No report was written: deskresearch does not write from the model's memory. "
+        f"Reason: {reason}."
     )
     issued = [
         p
@@ -44,11 +60,17 @@ def summary_of_attempts(state: ResearchState) -> str:
         "",
         "Try a broader or differently worded topic, another search backend, or check the network.",
     ]
-    if budget_reached(state):
-        lines.append(
-            "The run's token budget ran out before a page was summarised: raise token_budget."
-        )
     return "\n".join(lines) + "\n"
+
+
+def insufficient_result(state: ResearchState, reason: str) -> dict[str, Any]:
+    """The state update of a run that ends without a report: the reason and what was tried."""
+    return {
+        "report": summary_of_attempts(state, reason),
+        "status": "insufficient_evidence",
+        "reason": reason,
+        "sources": [],
+    }
 
 
 async def insufficient_evidence(
@@ -57,10 +79,9 @@ async def insufficient_evidence(
     """Write the insufficient-evidence result instead of a report."""
     if claims is not None:
         claims.forget(state.get("run_id", ""))
-    emit(runtime, "insufficient_evidence", "finished")
+    reason = reason_of(state)
+    emit(runtime, "insufficient_evidence", "finished", reason=reason)
     return {
-        "report": summary_of_attempts(state),
-        "status": "insufficient_evidence",
-        "sources": [],
+        **insufficient_result(state, reason),
         "provenance": cached_calls_note("insufficient_evidence", state.get("usage", [])),
     }

@@ -64,12 +64,26 @@ def results_budget(ctx: Context, topic: str) -> int:
     return max(window - OUTPUT_RESERVE - used, MIN_RESULTS_BUDGET)
 
 
+def search_failures(keyword_hits: Sequence[KeywordHits]) -> list[str]:
+    """Why each keyword search failed, when every one did (else [], nothing to report)."""
+    errors = [kh["error"] for kh in keyword_hits]
+    return errors if errors and all(errors) else []
+
+
 async def plan_queries(
     state: ResearchState, runtime: Runtime[Context], *, llm: ChatService, tokens: TokenCounter
 ) -> dict[str, Any]:
-    """Ask for up to ``decomposition_nums`` queries; fall back to the keywords."""
+    """Ask for up to ``decomposition_nums`` queries; fall back to the keywords.
+
+    When every keyword search failed, no query is planned (and no call made): the searches
+    of the plan would fail the same way, and the run ends insufficient_evidence saying why.
+    """
     ctx = resolve(runtime)
     topic = state["topic"]
+    if failures := search_failures(state["keyword_hits"]):
+        reason = f"every keyword search failed ({failures[0]}): no query planned"
+        emit(runtime, "plan_queries", "finished", queries=[])
+        return {"queries": [], "provenance": [note("plan_queries", topic, "failed", reason)]}
     budget = results_budget(ctx, topic)
     block = fit_results(result_groups(state["keyword_hits"]), lambda b: tokens.fits(b, budget))
     messages = prompt.render(

@@ -14,7 +14,7 @@ from deskresearch.injection import clean_line
 from deskresearch.progress import emit, note
 from deskresearch.records import Provenance, SearchHit, Stage
 from deskresearch.services.base import SearchService
-from deskresearch.state import KeywordTask, QueryState
+from deskresearch.state import KeywordHits, KeywordTask, QueryState
 from deskresearch.urls import url_problem
 
 
@@ -81,7 +81,8 @@ async def search_keyword(
 ) -> dict[str, Any]:
     """Search one keyword; its hits feed plan_queries."""
     hits, provenance = await _search(state["keyword"], "search_keyword", runtime, search)
-    return {"keyword_hits": [{"keyword": state["keyword"], "hits": hits}], "provenance": provenance}
+    found = [KeywordHits(keyword=state["keyword"], hits=hits, error="")]
+    return {"keyword_hits": found, "provenance": provenance}
 
 
 async def search_query(
@@ -102,7 +103,10 @@ async def search_query(
 def search_failed(state: dict[str, Any], error: NodeError) -> Command[Any]:
     """Record a search that failed for good (after retries) and go on without its results.
 
-    Only service failures are absorbed; a bad key or setting still stops the run.
+    Only service failures are absorbed; a bad key or setting still stops the run. A keyword's
+    branch goes on to plan_queries as a finished one would: an error handler's branch has no
+    edges of its own, so without the ``goto`` a run whose every keyword search failed would
+    stop right there, with no report and no reason.
     """
     exc = error.error
     if not isinstance(exc, ServiceError):
@@ -111,7 +115,6 @@ def search_failed(state: dict[str, Any], error: NodeError) -> Command[Any]:
     stage: Stage = "search_query" if "query" in state else "search_keyword"
     update: dict[str, Any] = {"provenance": [note(stage, query, "failed", str(exc))]}
     if stage == "search_query":
-        update["hits"] = []
-    else:
-        update["keyword_hits"] = [{"keyword": query, "hits": []}]
-    return Command(update=update)
+        return Command(update={**update, "hits": []})  # the query's branch ends: no pages
+    update["keyword_hits"] = [KeywordHits(keyword=query, hits=[], error=str(exc))]
+    return Command(update=update, goto="plan_queries")

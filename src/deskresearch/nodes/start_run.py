@@ -62,7 +62,8 @@ async def start_run(
         "dropped_urls": [],
         "sources": [],
         "report": "",
-        "status": "ok",
+        "status": "",  # set by the run's last node only (outcome.py)
+        "reason": "",
         "report_attempts": 0,
         "report_cited": False,
         "draft": "",

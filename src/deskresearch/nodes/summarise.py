@@ -174,7 +174,11 @@ async def summarise_chunk(
 
 
 def summarise_failed(state: ChunkTask, error: NodeError) -> Command[Any]:
-    """Record a chunk whose model call failed for good; the page keeps its other chunks."""
+    """Record a chunk whose model call failed for good; the page keeps its other chunks.
+
+    The branch goes on to reduce_page as a finished one would, so a page whose every chunk
+    failed is still accounted for (an error handler's branch has no edges of its own).
+    """
     if not isinstance(error.error, ServiceError):
         raise error.error
     reason = f"chunk {state['index']}: {error.error}"
@@ -183,7 +187,8 @@ def summarise_failed(state: ChunkTask, error: NodeError) -> Command[Any]:
             "chunk_notes": [_note(state["index"], error=str(error.error))],
             "provenance": [note("summarise_chunk", state["url"], "failed", reason)],
             **budget_update(error.error),
-        }
+        },
+        goto="reduce_page",
     )
 
 
@@ -201,6 +206,9 @@ def _chunk_facts(state: PageState) -> list[Fact]:
 def _not_relevant(state: PageState) -> dict[str, Any]:
     notes = state["chunk_notes"]
     failed = sum(1 for n in notes if n["error"])
+    if notes and failed == len(notes):
+        reason = f"not summarised: every chunk's model call failed ({notes[0]['error']})"
+        return {"provenance": [note("reduce_page", state["url"], "failed", reason)]}
     reason = f"not relevant: no part of the page bears on the queries ({len(notes)} chunk(s) read"
     reason += f", {failed} failed)" if failed else ")"
     return {"provenance": [note("reduce_page", state["url"], "not_relevant", reason)]}

@@ -82,7 +82,11 @@ async def write_section(
 
 
 def section_failed(state: SectionTask, error: NodeError) -> Command[Any]:
-    """A section whose call failed for good is left out; the others still make the report."""
+    """A section whose call failed for good is left out; the others still make the report.
+
+    The branch goes on to assemble_report as a finished one would: with every section failed,
+    assemble_report falls back to the report in one call instead of the run stopping there.
+    """
     if not isinstance(error.error, ServiceError):
         raise error.error
     heading = state["plan"]["heading"]
@@ -92,7 +96,8 @@ def section_failed(state: SectionTask, error: NodeError) -> Command[Any]:
         update={
             "sections": [draft],
             "provenance": [note("write_section", heading, "failed", reason)],
-        }
+        },
+        goto="assemble_report",
     )
 
 

@@ -160,7 +160,7 @@ async def test_a_judge_that_fails_for_good_leaves_its_sentences_unchecked_and_go
     command = judge_failed(
         task, NodeError("judge_citations", ModelCallError("503", transient=True))
     )
-    assert command.goto == (), "no goto: the join decides where the report goes"
+    assert command.goto == "settle_citations", "the branch joins the others at the settle step"
     after: Any = {**s, **settle_citations(cast(Any, {**s, **cast(Any, command.update)}))}
     assert [c["status"] for c in after["checks"]] == [
         "supported", "supported", "unchecked", "unchecked", "unsupported", "unsupported"

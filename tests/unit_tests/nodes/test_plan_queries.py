@@ -1,8 +1,9 @@
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from deskresearch.context import Context
+from deskresearch.graph import fan_out_queries
 from deskresearch.nodes.plan_queries import (
     MIN_RESULTS_BUDGET,
     QueryPlan,
@@ -18,8 +19,8 @@ pytestmark = pytest.mark.anyio
 
 def state(**kw: Any) -> Any:
     hits = [
-        {"keyword": "k1", "hits": [hit(i) for i in range(3)]},
-        {"keyword": "k2", "hits": [hit(9)]},
+        {"keyword": "k1", "hits": [hit(i) for i in range(3)], "error": ""},
+        {"keyword": "k2", "hits": [hit(9)], "error": ""},
     ]
     return {"topic": "t", "keywords": ["k1", "k2"], "keyword_hits": hits, **kw}
 
@@ -64,7 +65,7 @@ async def test_plan_queries_falls_back_to_keywords_on_malformed_output() -> None
 
 
 async def test_plan_queries_prompt_shrinks_to_fit_a_small_window() -> None:
-    many = {"keyword": "k", "hits": [hit(i, snippet="word " * 60) for i in range(40)]}
+    many = {"keyword": "k", "hits": [hit(i, snippet="word " * 60) for i in range(40)], "error": ""}
     llm = ScriptedChat({"plan_queries": [QueryPlan(queries=["q"])]})
     ctx = Context(summary_model="x", summary_context_window=2500)
     await plan_queries(state(keyword_hits=[many]), runtime(ctx), llm=llm, tokens=TiktokenCounter())
@@ -72,3 +73,18 @@ async def test_plan_queries_prompt_shrinks_to_fit_a_small_window() -> None:
     assert "example.org/0>" in prompt_text
     assert "example.org/39>" not in prompt_text
     assert TiktokenCounter().count(prompt_text) < 2500
+
+
+async def test_plan_queries_plans_nothing_when_every_keyword_search_failed() -> None:
+    llm = ScriptedChat()
+    failed = [{"keyword": k, "hits": [], "error": f"{k}: HTTP 503"} for k in ("k1", "k2")]
+    update = await plan_queries(state(keyword_hits=failed), runtime(), llm=llm,
+                                tokens=TiktokenCounter())  # fmt: skip
+    assert update["queries"] == [] and llm.calls == [], "no call for a plan nobody can search"
+    assert "every keyword search failed (k1: HTTP 503)" in update["provenance"][0]["reason"]
+    assert fan_out_queries(cast(Any, {**state(), **update})) == "insufficient_evidence"
+    one_answered = [*failed[:1], {"keyword": "k2", "hits": [], "error": ""}]
+    llm = ScriptedChat({"plan_queries": [QueryPlan(queries=["q"])]})
+    update = await plan_queries(state(keyword_hits=one_answered), runtime(), llm=llm,
+                                tokens=TiktokenCounter())  # fmt: skip
+    assert update["queries"] == ["q"], "a search that answered with nothing is not a failure"

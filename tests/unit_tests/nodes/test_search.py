@@ -21,7 +21,7 @@ def test_results_per_query_gives_ranking_a_choice() -> None:
 async def test_search_keyword_records_the_query_issued() -> None:
     search = SearchRouter({}, fallback=FakeSearch({"k": [hit(0), hit(1)]}))
     update = await search_keyword({"keyword": "k"}, runtime(), search=search)
-    assert update["keyword_hits"] == [{"keyword": "k", "hits": [hit(0), hit(1)]}]
+    assert update["keyword_hits"] == [{"keyword": "k", "hits": [hit(0), hit(1)], "error": ""}]
     assert (
         update["provenance"][0]["outcome"] == "issued"
         and "2 results" in update["provenance"][0]["reason"]
@@ -50,10 +50,13 @@ def test_search_failed_records_the_failure_and_continues_without_hits() -> None:
     err = NodeError("search_query", SearchError("tavily", "q", "HTTP 503", transient=True))
     update: Any = search_failed({"query": "q", "topic": "t", "order": 0}, err).update
     assert update["hits"] == [] and update["provenance"][0]["outcome"] == "failed"
-    update = search_failed(
+    command = search_failed(
         {"keyword": "k"}, NodeError("search_keyword", SearchError("tavily", "k", "x"))
-    ).update
-    assert update["keyword_hits"] == [{"keyword": "k", "hits": []}]
+    )
+    assert command.update["keyword_hits"] == [  # type: ignore[index]
+        {"keyword": "k", "hits": [], "error": "tavily search for 'k' failed: x"}
+    ]
+    assert command.goto == "plan_queries", "a keyword branch that failed still reaches the plan"
 
 
 def test_handlers_let_configuration_errors_stop_the_run() -> None:

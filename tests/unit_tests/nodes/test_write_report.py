@@ -5,7 +5,7 @@ import pytest
 from deskresearch.context import Context
 from deskresearch.graph import route_after_report, route_after_sources
 from deskresearch.nodes.collect_sources import collect_sources
-from deskresearch.nodes.finish_report import finish_report
+from deskresearch.nodes.finish_report import finish_report, unchecked
 from deskresearch.nodes.insufficient import insufficient_evidence
 from deskresearch.nodes.write_report import UNCITED_WARNING, write_report
 from deskresearch.records import Source
@@ -131,3 +131,33 @@ async def test_insufficient_evidence_lists_what_was_tried_without_a_model() -> N
     update = await insufficient_evidence(state(provenance=prov), runtime())
     assert update["status"] == "insufficient_evidence"
     assert "q1" in update["report"] and "https://x.org: blocked (captcha)" in update["report"]
+    assert update["reason"].startswith("no usable source: 1 page(s) considered")
+
+
+async def test_finish_report_never_says_ok_for_a_report_that_cites_no_page_read() -> None:
+    uncited = cast(Any, {**state(), "draft": f"{UNCITED_WARNING}\n\n# R\n\nA claim. Another."})
+    update = await finish_report(uncited, runtime(Context(check_citations=False)))
+    assert update["status"] == "insufficient_evidence" and update["sources"] == []
+    assert update["reason"] == "the report's writer cited none of the pages read"
+    assert update["report"].startswith("# Insufficient evidence: t")
+
+
+async def test_finish_report_ends_insufficient_when_the_check_removed_every_cited_sentence() -> (
+    None
+):
+    drafted = cast(Any, {**state(), "draft": "# R\n\nA made-up claim [1]."})
+    checks = [{**c, "status": "unsupported", "reason": "source 1 does not say this"}
+              for c in unchecked(drafted)]  # fmt: skip
+    checked = cast(Any, {**drafted, "checks": checks})
+    update = await finish_report(checked, runtime())
+    assert update["status"] == "insufficient_evidence"
+    assert "removed every cited sentence" in update["reason"]
+    assert "A made-up claim" in update["report"], "the account of what was removed stays"
+    assert [c["verdict"] for c in update["citations"]] == ["removed"]
+
+
+async def test_insufficient_evidence_says_when_every_search_failed() -> None:
+    failed = [{"keyword": "k", "hits": [], "error": "searxng: unreachable at http://127.0.0.1:9"}]
+    update = await insufficient_evidence(state(keyword_hits=failed), runtime())
+    assert update["reason"].startswith("every search failed (searxng: unreachable")
+    assert f"Reason: {update['reason']}." in update["report"]

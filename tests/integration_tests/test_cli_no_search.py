@@ -1,0 +1,55 @@
+"""A run that cannot search never says ok: through the CLI, every search engine failing.
+
+Before "ok means a report", each of these ended with exit 0, ``ok:``, a 0-byte report and
+``"status": "ok"`` (the run stopped after the keyword searches, as if it had finished).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.integration_tests.test_cli import cli, validate
+from tests.support.loopback import FakeWeb
+from tests.support.server import free_port
+
+TOPIC = "EV battery recycling"
+
+
+def closed() -> str:
+    return f"http://127.0.0.1:{free_port()}"  # nothing listens there
+
+
+@pytest.mark.parametrize(
+    ("case", "args", "env"),
+    [
+        ("searxng on a closed port", ["--search", "searxng", "--searxng-url", "CLOSED"], {}),
+        ("tavily without a key, unreachable", ["--search", "tavily"],
+         {"TAVILY_API_KEY": "", "DESKRESEARCH_TAVILY_BASE_URL": "CLOSED"}),
+        ("every engine of the chain failing", ["--search", "tavily,searxng", "--searxng-url",
+                                               "WEB/searxng"], {"DOWN": "tavily,searxng"}),
+    ],
+)  # fmt: skip
+def test_no_search_engine_ends_insufficient_with_the_reason(
+    web: FakeWeb, tmp_path: Path, case: str, args: list[str], env: dict[str, str]
+) -> None:
+    for engine in env.pop("DOWN", "").split(","):
+        if engine:
+            web.engines_down[engine] = 503
+    url = closed()
+    fill = {"CLOSED": url, "WEB": web.base}
+    args = [fill.get(a, a.replace("WEB", web.base)) for a in args]
+    env = {k: fill.get(v, v) for k, v in env.items()}
+    proc = cli(web, TOPIC, "-o", str(tmp_path), "-q", *args, env=env)
+    assert proc.returncode == 2, (case, proc.stderr)
+    assert "ok:" not in proc.stderr and "insufficient_evidence:" in proc.stderr, proc.stderr
+    assert "reason: every search failed" in proc.stderr
+    data = validate(tmp_path / "ev-battery-recycling.json")
+    assert data["status"] == "insufficient_evidence" and data["sources"] == []
+    assert data["reason"].startswith("every search failed (")
+    report = (tmp_path / "ev-battery-recycling.md").read_text(encoding="utf-8")
+    assert report.startswith("# Insufficient evidence") and data["reason"] in report
+    planned = [c for c in web.model.requests if "QueryPlan" in json.dumps(c)]
+    assert planned == [], "no query is planned for engines that cannot answer"
