@@ -2,7 +2,7 @@
 
 A calling agent needs the report and where it came from, not the run's audit trail: the full
 state (usage, provenance, every source's summary) is several times the report's size and would
-crowd the agent's context. ``graph.as_tool(...)`` therefore returns ``{"status", "report",
+crowd the agent's context. ``graph.as_tool(...)`` therefore returns ``{"status", "reason", "report",
 "sources": [{"id", "title", "url"}]}``, about the report's length plus 100 characters a source;
 ``graph.as_tool(..., full=True)`` returns the whole output.
 """

@@ -25,7 +25,7 @@ async def test_as_tool_returns_the_report_and_a_short_source_list(web: FakeWeb) 
     tool = graph.as_tool(ResearchRequest, name="research", description="Research a question.")
     compact = await tool.ainvoke({"topic": "EV battery recycling"})
     full = await graph.ainvoke({"topic": "EV battery recycling"}, context=ctx)
-    assert set(compact) == {"status", "report", "sources"}
+    assert set(compact) == {"status", "reason", "report", "sources"}
     assert compact["report"] == full["report"] and compact["status"] == "ok"
     assert compact["sources"] == [
         {"id": s["id"], "title": s["title"], "url": s["url"]} for s in full["sources"]
