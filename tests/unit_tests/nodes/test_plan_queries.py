@@ -77,7 +77,9 @@ async def test_plan_queries_prompt_shrinks_to_fit_a_small_window() -> None:
 
 async def test_plan_queries_plans_nothing_when_every_keyword_search_failed() -> None:
     llm = ScriptedChat()
-    failed = [{"keyword": k, "hits": [], "error": f"{k}: HTTP 503"} for k in ("k1", "k2")]
+    failed: list[Any] = [
+        {"keyword": k, "hits": [], "error": f"{k}: HTTP 503"} for k in ("k1", "k2")
+    ]
     update = await plan_queries(state(keyword_hits=failed), runtime(), llm=llm,
                                 tokens=TiktokenCounter())  # fmt: skip
     assert update["queries"] == [] and llm.calls == [], "no call for a plan nobody can search"
