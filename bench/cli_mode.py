@@ -135,10 +135,10 @@ def startup(base: list[str], python: str) -> list[str]:
 
 # What the command imports before its first model call, and what the second one (plan_queries,
 # through the model client) needs on top: timed as processes that import them and exit, with
-# the garbage collector off as the command has it then (deskresearch.cli).
-_HEAD_IMPORTS = "import gc; gc.disable(); import deskresearch.headstart"
+# the garbage collector off as the command has it then (deskresearch.cli.command).
+_HEAD_IMPORTS = "import gc; gc.disable(); import deskresearch.cli.headstart"
 _PLAN_IMPORTS = (
-    "import gc; gc.disable(); import deskresearch.cli_session, deskresearch.graph, langchain_openai"
+    "import gc; gc.disable(); import deskresearch.cli.session, deskresearch.graph, langchain_openai"
 )
 
 

@@ -132,8 +132,8 @@ def _session_hooks() -> None:
     """Hooks on the research path's modules, imported (as cli.main would) and timed here."""
     mark("research imports started")
     try:
-        session = importlib.import_module("deskresearch.cli_session")
-    except ImportError:  # an older command: everything lives in deskresearch.cli
+        session = importlib.import_module("deskresearch.cli.session")
+    except ImportError:  # an older command: everything lives in deskresearch.cli.command
         session = cli
     mark("research imports done")
     for owner, attr, name in [
@@ -144,7 +144,7 @@ def _session_hooks() -> None:
         _around(owner, attr, name)
     _checkpointer(session)
     for module, attr, name in [
-        ("deskresearch.cli_output", "write_files", "write files"),
+        ("deskresearch.cli.output", "write_files", "write files"),
         ("deskresearch.nodes.start_run", "_check", "settings checks"),
     ]:
         try:
@@ -157,7 +157,7 @@ def _after_head_start() -> bool:
     """Install the research path's hooks once ``prepare`` returned, as the command imports it."""
     mark("head-start module import started (by this probe, before the parser)")
     try:
-        headstart = importlib.import_module("deskresearch.headstart")
+        headstart = importlib.import_module("deskresearch.cli.headstart")
     except ImportError:
         return False
     mark("head-start module import done (the command imports it in its head start)")

@@ -21,40 +21,15 @@ import asyncio
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
-from bench.grounding_data import ROOT, Labelled, Report, load_reports
+from bench.grounding_data import ROOT, Outcome, Report, Run, load_reports
 from bench.grounding_report import print_results
 from bench.web import web_process
 
 LATENCY = {"call_s": 0.3, "per_out_token_s": 0.003}
 CHECK_NODES = ("check_citations", "judge_citations", "settle_citations", "repair_report",
                "finish_report")  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Run:
-    """What the graph did with one report."""
-
-    report: str
-    path: tuple[str, ...]  # the nodes that ran after the injected state, in order
-    wall_s: float
-    calls: dict[str, int]  # model calls by stage
-    tokens: dict[str, tuple[int, int]]  # input and output tokens by stage
-    citations: list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The verdict on one labelled sentence."""
-
-    label: Labelled
-    verdict: str
-    decided_by: str
-    sources: tuple[int, ...]
-    reason: str
-    sentence: str  # as the report has it now
 
 
 def _values(report: Report) -> dict[str, Any]:

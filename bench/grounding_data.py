@@ -20,11 +20,11 @@ from typing import Any
 
 from deskresearch.grounding.draft import language_code
 from deskresearch.grounding.quotes import find_quote
-from deskresearch.injection import remove_injections
 from deskresearch.records import Fact, Source
-from deskresearch.services.extract import extract_sync
+from deskresearch.safety.injection import remove_injections
+from deskresearch.services.web.extract import extract_sync
 from deskresearch.state import PageDigest
-from deskresearch.text import text_hash
+from deskresearch.text.clean import text_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = Path(__file__).with_name("grounding_cases.json")
@@ -171,3 +171,27 @@ def load_reports(names: set[str] | None = None) -> list[Report]:
     """Every report of the cases (or those named), checked for consistency."""
     cases = json.loads(CASES.read_text(encoding="utf-8"))
     return [_report(r, cases) for r in cases["reports"] if not names or r["name"] in names]
+
+
+@dataclass(frozen=True)
+class Run:
+    """What the graph did with one report."""
+
+    report: str
+    path: tuple[str, ...]  # the nodes that ran after the injected state, in order
+    wall_s: float
+    calls: dict[str, int]  # model calls by stage
+    tokens: dict[str, tuple[int, int]]  # input and output tokens by stage
+    citations: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict on one labelled sentence."""
+
+    label: Labelled
+    verdict: str
+    decided_by: str
+    sources: tuple[int, ...]
+    reason: str
+    sentence: str  # as the report has it now

@@ -5,12 +5,9 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bench.grounding_data import CORRECT, FAULTS
-
-if TYPE_CHECKING:
-    from bench.grounding import Outcome, Run
+from bench.grounding_data import CORRECT, FAULTS, Outcome, Run
 
 VERDICTS = ("supported", "re-cited", "rewritten", "removed", "unchecked")
 CHANGED = ("re-cited", "rewritten", "removed")  # a fault caught; a correct sentence flagged

@@ -55,7 +55,7 @@ async def result() -> dict[str, Any]:
 def main(out: Path = OUT) -> int:
     """Run, render, open the changed sentences' evidence, photograph the top of the page."""
     sys.path.insert(0, str(ROOT))
-    from deskresearch.html_report import render_html
+    from deskresearch.report.html import render_html
     from tests.support import browser
 
     data = asyncio.run(result())

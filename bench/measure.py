@@ -138,7 +138,7 @@ def children_peak_rss_mb(exclude: set[int]) -> float:
 
 def extraction_ms_per_page(pages: list[Path]) -> float:
     """Mean trafilatura cost of the pages a run fetched, measured here, one after another."""
-    from deskresearch.services.extract import extract_sync
+    from deskresearch.services.web.extract import extract_sync
 
     bodies = [p.read_bytes() for p in pages if p.is_file()]
     start = time.perf_counter()

@@ -12,7 +12,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from deskresearch.context import Context
+    from deskresearch.config.context import Context
     from deskresearch.errors import (
         ConfigError,
         ContextLengthError,
@@ -26,9 +26,10 @@ if TYPE_CHECKING:
     from deskresearch.graph import build_graph, graph
     from deskresearch.state import ResearchInput, ResearchOutput, ResearchRequest
 
-__version__ = "0.1.0"
+from deskresearch._version import __version__
 
 __all__ = [
+    "__version__",
     "ConfigError",
     "Context",
     "ContextLengthError",
@@ -44,7 +45,7 @@ __all__ = [
     "build_graph",
     "graph",
 ]
-_HOME = {"Context": "context", "build_graph": "graph", "graph": "graph"}
+_HOME = {"Context": "config.context", "build_graph": "graph", "graph": "graph"}
 _HOME |= {n: "state" for n in ("ResearchInput", "ResearchOutput", "ResearchRequest")}
 
 

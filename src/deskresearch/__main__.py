@@ -1,5 +1,5 @@
 """Run the CLI with ``python -m deskresearch``."""
 
-from deskresearch.cli import run
+from deskresearch.cli.command import run
 
 run()

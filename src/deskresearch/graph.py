@@ -29,8 +29,8 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer, RetryPolicy, Send
 
 from deskresearch import nodes, resume_fix
-from deskresearch.context import Context, settings_of
-from deskresearch.deployment import Deployment, served_context
+from deskresearch.config.context import Context, settings_of
+from deskresearch.config.deployment import Deployment, served_context
 from deskresearch.errors import is_transient
 from deskresearch.services.base import (
     ChatService,
@@ -41,8 +41,8 @@ from deskresearch.services.base import (
     TokenCounter,
 )
 from deskresearch.services.defaults import default_services
-from deskresearch.services.limits import Limiter
-from deskresearch.services.search import SearchRouter
+from deskresearch.services.model.limits import Limiter
+from deskresearch.services.search.router import SearchRouter
 from deskresearch.state import (
     ChunkTask,
     JudgeTask,
@@ -207,7 +207,7 @@ def build_graph(
     """Assemble the research graph with the given services; real ones for the rest.
 
     With a ``deployment`` the graph is fit to serve: a caller's context dict may not change the
-    deployment's endpoints, files or network policy (``deskresearch.deployment``).
+    deployment's endpoints, files or network policy (``deskresearch.config.deployment``).
     """
     svc = default_services(llm=llm, search=search, fetcher=fetcher, extractor=extractor,
                            tokens=tokens, rank_func=rank_func, limiter=limiter)  # fmt: skip
@@ -309,6 +309,6 @@ def build_graph(
 graph = build_graph(deployment=Deployment.from_env())
 """The graph ``langgraph.json`` names; compiled without a checkpointer (the server brings one).
 
-Served callers may not change the deployment's settings (``deskresearch.deployment``); a
+Served callers may not change the deployment's settings (``deskresearch.config.deployment``); a
 ``Context`` passed in-process is the caller's own and is taken as it is.
 """

@@ -10,8 +10,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from deskresearch.masking import mask_secrets, masked
 from deskresearch.records import Outcome, Provenance, Stage, Usage
+from deskresearch.safety.masking import mask_secrets, masked
 
 
 def emit(runtime: Runtime[Any], stage: Stage, event: str, **fields: Any) -> None:

@@ -208,3 +208,13 @@ class Extracted:
     published: str
     site: str
     language: str = ""  # two-letter code detected from the text ("" when unknown)
+
+
+@dataclass
+class StageClock:
+    """When one node's tasks ran: first start, last end, time spent in all of them."""
+
+    tasks: int = 0
+    first: float | None = None
+    last: float | None = None
+    busy: float = 0.0

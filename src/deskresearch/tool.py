@@ -17,7 +17,7 @@ from langchain_core.tools import BaseTool, convert_runnable_to_tool
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.runscope import ScopedGraph
 from deskresearch.state import ResearchInput, ResearchOutput, ResearchState
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from langchain_core.runnables import RunnableConfig
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 
 MAX_NAME_CHARS = 80
 

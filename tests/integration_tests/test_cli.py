@@ -9,7 +9,7 @@ from typing import Any
 
 import jsonschema
 
-from deskresearch.contract import schema
+from deskresearch.report.contract import schema
 from tests.support.loopback import FakeWeb, default_catalogue
 
 ROOT = Path(__file__).parents[2]
@@ -103,7 +103,7 @@ def test_cli_exits_1_on_a_bad_setting_and_an_empty_topic(tmp_path: Path) -> None
 def test_cli_help_lists_every_option_with_its_env_var() -> None:
     proc = cli(None, "--help")
     assert proc.returncode == 0
-    from deskresearch.context import field_names
+    from deskresearch.config.context import field_names
 
     for name in field_names():
         assert f"DESKRESEARCH_{name.upper()}" in proc.stdout

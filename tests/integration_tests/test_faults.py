@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from deskresearch.urls import canonical_url
+from deskresearch.safety.urls import canonical_url
 from tests.conftest import FAULT_SUMMARY
 from tests.support.fake_model import PWNED
 from tests.support.loopback import Entry, FakeWeb, serve

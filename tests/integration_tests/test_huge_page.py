@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from tests.support.fake_model import page_text, stage_of
 from tests.support.loopback import Entry, FakeWeb, serve
 from tests.support.runs import context_for, graph_for

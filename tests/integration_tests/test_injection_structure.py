@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from deskresearch.citations import render_references
+from deskresearch.grounding.citations import render_references
 from tests.support.fake_model import CompromisedModel
 from tests.support.loopback import Entry, FakeWeb, serve
 from tests.support.runs import context_for, graph_for

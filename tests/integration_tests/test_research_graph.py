@@ -7,7 +7,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from deskresearch.urls import canonical_url
+from deskresearch.safety.urls import canonical_url
 from tests.support.fake_model import REPORT
 from tests.support.loopback import Entry, FakeWeb, default_catalogue
 from tests.support.runs import context_for, graph_for, run

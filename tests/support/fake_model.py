@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from deskresearch.services.llm import OpenAIChat
+from deskresearch.services.model.llm import OpenAIChat
 from tests.support.chaos import draw, pick, stable
 from tests.support.misjudge import misjudge
 

@@ -138,7 +138,7 @@ def runtime(ctx: Any = None, events: list[Any] | None = None) -> Any:
     """A Runtime carrying ``ctx`` whose stream writer appends to ``events``."""
     from langgraph.runtime import Runtime
 
-    from deskresearch.context import Context
+    from deskresearch.config.context import Context
 
     sink = events if events is not None else []
     return Runtime(context=ctx or Context(), stream_writer=sink.append)

@@ -6,11 +6,11 @@ import os
 from typing import Any
 
 from deskresearch import Context, build_graph
-from deskresearch.services.llm import OpenAIChat
-from deskresearch.services.search import SearchRouter
-from deskresearch.services.search_corpus import CorpusSearch
-from deskresearch.services.search_searxng import SearxngSearch
-from deskresearch.services.search_tavily import TavilySearch
+from deskresearch.services.model.llm import OpenAIChat
+from deskresearch.services.search.corpus import CorpusSearch
+from deskresearch.services.search.router import SearchRouter
+from deskresearch.services.search.searxng import SearxngSearch
+from deskresearch.services.search.tavily import TavilySearch
 from tests.support.loopback import FakeWeb
 
 LOOPBACK = "127.0.0.0/8"  # the loopback web; the fetcher refuses it unless allowed

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from deskresearch.context import field_names
+from deskresearch.config.context import field_names
 from deskresearch.graph import graph
 
 README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")

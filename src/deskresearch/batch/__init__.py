@@ -7,4 +7,6 @@
   the three ways to run.
 - ``summary``: ``batch.json`` and ``batch.csv``, rewritten as each topic ends.
 - ``board``: the live table in a terminal, plain lines otherwise.
+
+The top layer with the CLI: may import cli (its settings and output), the graph and below.
 """

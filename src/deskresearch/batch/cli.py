@@ -19,7 +19,7 @@ from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.runner import Job, build_job
 from deskresearch.batch.summary import CSV_NAME, JSON_NAME, BatchSummary, previous
 from deskresearch.batch.topics import BadLine, Topic, default_batch_id, read_batch
-from deskresearch.cli import (
+from deskresearch.cli.command import (
     EXIT_ERROR,
     EXIT_INSUFFICIENT,
     EXIT_OK,
@@ -27,11 +27,11 @@ from deskresearch.cli import (
     PROGRESS,
     add_setting_options,
 )
-from deskresearch.cli_settings import context_from, gather
-from deskresearch.context import field_names
+from deskresearch.cli.settings import context_from, gather
+from deskresearch.config.context import field_names
 from deskresearch.errors import ConfigError
 from deskresearch.graph import MAX_CONCURRENCY
-from deskresearch.services.checkpoints import CHECKPOINTS_ENV, default_location, describe
+from deskresearch.services.storage.checkpoints import CHECKPOINTS_ENV, default_location, describe
 
 LOCAL_CONCURRENCY = 4
 STATUSES = ("ok", "insufficient_evidence", "failed", "pending")

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from deskresearch.services.limits import Limiter
+from deskresearch.services.model.limits import Limiter
 
 SHARED = ("model ", "host ")  # Limiter names held cluster-wide
 

@@ -16,7 +16,7 @@ from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.runner import Job, one_line, run_job
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
 from deskresearch.graph import build_graph
-from deskresearch.services.checkpoints import open_checkpointer
+from deskresearch.services.storage.checkpoints import open_checkpointer
 
 
 async def run_local(

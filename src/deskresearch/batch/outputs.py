@@ -56,8 +56,8 @@ class Outputs:
         Raises:
             OSError: the folder or a file cannot be written.
         """
-        from deskresearch.cli_output import report_texts, write_files
-        from deskresearch.contract import document
+        from deskresearch.cli.output import report_texts, write_files
+        from deskresearch.report.contract import document
 
         t, ctx = job.topic, job.settings()
         texts = report_texts(values, topic=t.topic, language=ctx.language, fmt=self.fmt)

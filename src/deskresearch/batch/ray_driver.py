@@ -24,7 +24,7 @@ from deskresearch.batch.runner import Job, finished_values
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
 from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
-from deskresearch.services.checkpoints import open_checkpointer
+from deskresearch.services.storage.checkpoints import open_checkpointer
 
 ENDPOINTS = ("OPENAI_BASE_URL", "SEARXNG_URL")  # not secret: sent to the nodes
 KEYS = ("OPENAI_API_KEY", "TAVILY_API_KEY")  # secret: sent only with --forward-keys

@@ -16,7 +16,7 @@ from typing import Any
 from deskresearch.batch.cluster_limits import ClusterLimiter
 from deskresearch.batch.runner import Job, one_line, run_job
 from deskresearch.graph import build_graph
-from deskresearch.services.checkpoints import open_checkpointer
+from deskresearch.services.storage.checkpoints import open_checkpointer
 
 
 def run_topic(job: Job, location: str, coordinator: Any, max_concurrency: int) -> dict[str, Any]:

@@ -16,9 +16,9 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 
 from deskresearch.batch.topics import Topic
-from deskresearch.context import Context, validated
+from deskresearch.config.context import Context, validated
 from deskresearch.errors import ConfigError
-from deskresearch.outcome import check, finished
+from deskresearch.report.outcome import check, finished
 from deskresearch.tracing import run_config
 
 Run = Literal["new", "resumed", "earlier"]

@@ -22,7 +22,7 @@ from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.runner import Job, one_line
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
 from deskresearch.errors import ConfigError
-from deskresearch.outcome import check, finished
+from deskresearch.report.outcome import check, finished
 
 ACTIVE = ("pending", "running")
 

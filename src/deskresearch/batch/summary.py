@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from deskresearch.batch.topics import BadLine, Topic
-from deskresearch.masking import mask_secrets, masked
+from deskresearch.safety.masking import mask_secrets, masked
 
 _CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _WORD = re.compile(r"\w[\w'’-]*")

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deskresearch.cli_output import slug_for
-from deskresearch.context import field_names
+from deskresearch.cli.output import slug_for
+from deskresearch.config.context import field_names
 from deskresearch.errors import ConfigError
-from deskresearch.text import clean_topic
+from deskresearch.text.clean import clean_topic
 
 NAMESPACE = uuid.UUID("6f1d1b8e-5a0c-4d47-9a55-1f0b6c2e8d31")  # deskresearch batch threads
 PATH_SETTINGS = ("corpus_dir", "cache_path")  # relative paths are read from the file's folder

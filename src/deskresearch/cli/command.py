@@ -1,6 +1,6 @@
 """The ``deskresearch`` command: parse, dispatch, and leave at once when done.
 
-``deskresearch TOPIC`` researches (deskresearch.cli_session), ``deskresearch runs`` lists earlier
+``deskresearch TOPIC`` researches (deskresearch.cli.session), ``deskresearch runs`` lists earlier
 runs; further subcommands are one line in SUBCOMMANDS. This module imports nothing heavy, so
 ``--help`` and ``--version`` answer in a few hundredths of a second: the research path imports
 LangGraph and the model client only once the arguments are known.
@@ -19,8 +19,8 @@ from contextlib import contextmanager, nullcontext
 from importlib import import_module
 from typing import NoReturn
 
-from deskresearch import __version__
-from deskresearch.cli_options import OPTIONS
+from deskresearch._version import __version__
+from deskresearch.cli.options import OPTIONS
 
 EXIT_OK, EXIT_ERROR, EXIT_INSUFFICIENT, EXIT_INTERRUPTED = 0, 1, 2, 130
 FORMATS = ("md", "html", "md+html")  # the report's formats (the JSON is always written)
@@ -28,7 +28,7 @@ PROGRESS = ("auto", "live", "plain")
 
 # name → (module with ``main(argv) -> int``, summary for --help). Imported only when used.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "runs": ("deskresearch.cli_runs", "list earlier runs: topic, date, status, thread id, files"),
+    "runs": ("deskresearch.cli.runs", "list earlier runs: topic, date, status, thread id, files"),
     "batch": (
         "deskresearch.batch.cli",
         "research many topics from a file: here, on Ray, on a server",
@@ -198,10 +198,10 @@ def main(argv: Sequence[str] | None = None, *, short_lived: bool = False) -> int
         prepared = None
         with _imports_uncollected() if short_lived else nullcontext():
             if ns.topic:  # a new run: its first model call goes out while the rest imports
-                from deskresearch.headstart import prepare
+                from deskresearch.cli.headstart import prepare
 
                 prepared = prepare(ns)
-            from deskresearch.cli_session import research
+            from deskresearch.cli.session import research
         return research(ns, prepared)
     except ConfigError as exc:
         print(f"deskresearch: error: {exc}", file=sys.stderr)

@@ -5,7 +5,7 @@ graph can run, and the run's first step needs none of them: generate_keywords' p
 answer schema are known as soon as the settings are read. So ``deskresearch "topic"`` reads its
 settings first (a light import), sends that one request on a thread with plain httpx and the
 body ChatOpenAI would send for it (``json_schema``; a test compares the two), and only then
-imports the research path. ``services.headstart.HeadStartChat`` hands the answer to
+imports the research path. ``services.model.headstart.HeadStartChat`` hands the answer to
 generate_keywords when the node asks exactly that question.
 
 The head start only ever saves time. When it cannot answer — another structured-output
@@ -26,55 +26,22 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from deskresearch import __version__
-from deskresearch.context import Context
+from deskresearch._version import __version__
+from deskresearch.config.context import Context
+from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for
 from deskresearch.prompts import keywords as prompt
-from deskresearch.providers import OPENAI_DEFAULT_URL, endpoint_for
-from deskresearch.records import ModelSpec
-from deskresearch.services.cache_store import answer_key, stored
-from deskresearch.services.search_checks import check_chain
-from deskresearch.text import clean_topic
+from deskresearch.services.model.early import EarlyReply, HeadStart, Prompt
+from deskresearch.services.search.checks import check_chain
+from deskresearch.services.storage.cache_store import answer_key, stored
+from deskresearch.text.clean import clean_topic
 
 if TYPE_CHECKING:
     import httpx
 
-STAGE = "generate_keywords"
 CONNECT_S = 5.0  # an endpoint that drops connections makes the node wait this long, not the timeout
 # Models ChatOpenAI asks differently (o-series: a developer role; codex, gpt-5*-pro: the
 # Responses API), as langchain-openai 1.x decides; the head start leaves them to it.
 _OTHER_REQUEST = re.compile(r"^o\d|codex|^gpt-\d[\d.]*-pro")
-Prompt = list[tuple[str, Any]]  # (message type, content), as the cache keys them
-
-
-@dataclass(frozen=True)
-class EarlyReply:
-    """What the early request got back: the answer's text and what it cost."""
-
-    content: str
-    input_tokens: int
-    output_tokens: int
-
-
-@dataclass
-class HeadStart:
-    """One request sent ahead of the graph; its reply is handed over once, to the same question."""
-
-    prompt: Prompt
-    schema: dict[str, Any]  # the answer's JSON schema (Keywords)
-    spec: ModelSpec
-    endpoint: str
-    reply: Future[EarlyReply | None]
-    taken: bool = False
-
-    def claim(self, prompt: Prompt, schema: Any, spec: ModelSpec, endpoint: str) -> bool:
-        """True once, for the question this head start asked: same prompt, schema, model, endpoint."""
-        same = (prompt, schema, spec.model, spec.method, endpoint) == (
-            self.prompt, self.schema, self.spec.model, self.spec.method, self.endpoint,
-        )  # fmt: skip
-        if not same or self.taken:
-            return False
-        self.taken = True
-        return True
 
 
 @dataclass(frozen=True)
@@ -92,7 +59,7 @@ def prepare(ns: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> 
     Raises:
         ConfigError: a bad setting or topic, named as the research path would name it.
     """
-    from deskresearch.cli_settings import context_from, gather
+    from deskresearch.cli.settings import context_from, gather
 
     ctx = context_from(gather(ns, environ))
     topic = clean_topic(ns.topic)
@@ -152,7 +119,7 @@ def begin(ctx: Context, topic: str, environ: Mapping[str, str] = os.environ) -> 
     try:
         import httpx
 
-        from deskresearch.services.tls import tls_context
+        from deskresearch.services.web.tls import tls_context
 
         client = httpx.Client(
             timeout=httpx.Timeout(spec.timeout_s, connect=min(spec.timeout_s, CONNECT_S)),

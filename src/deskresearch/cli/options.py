@@ -4,7 +4,7 @@ Deriving the options from ``Context`` at start-up would import pydantic, LangGra
 settings modules (over a second) just to print help. The table below is generated from
 ``Context`` instead, and a unit test checks it is current; after changing a setting, run::
 
-    python -m deskresearch.cli_options --write
+    python -m deskresearch.cli.options --write
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ TITLES = {
     "CacheFields": "cache",
 }
 
-# BEGIN GENERATED (python -m deskresearch.cli_options --write)
+# BEGIN GENERATED (python -m deskresearch.cli.options --write)
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
     Option('language', 'str', 'models and report', (), "'en-us'", 'Report language: a code or a name (en-us, zh-cn, German). Passed to every writing prompt.'),
@@ -114,7 +114,7 @@ def from_context() -> tuple[Option, ...]:
     """Derive the option table from ``Context`` (slow: imports the settings)."""
     import typing
 
-    from deskresearch.context import Context
+    from deskresearch.config.context import Context
 
     hints = typing.get_type_hints(Context, include_extras=True)
     infos: dict[str, Any] = getattr(Context, "__pydantic_fields__", {})
@@ -160,7 +160,7 @@ def write(path: Path = Path(__file__)) -> bool:
     text = path.read_text(encoding="utf-8")
     head, rest = text.split("# BEGIN GENERATED", 1)
     _, tail = rest.split("# END GENERATED", 1)
-    block = f"# BEGIN GENERATED (python -m deskresearch.cli_options --write)\n{render(from_context())}\n"
+    block = f"# BEGIN GENERATED (python -m deskresearch.cli.options --write)\n{render(from_context())}\n"
     new = f"{head}{block}# END GENERATED{tail}"
     path.write_text(new, encoding="utf-8")
     return new != text
@@ -168,5 +168,5 @@ def write(path: Path = Path(__file__)) -> bool:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python -m deskresearch.cli_options --write")
+        sys.exit("usage: python -m deskresearch.cli.options --write")
     print("updated" if write() else "already current")  # noqa: T201

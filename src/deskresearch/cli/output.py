@@ -56,7 +56,7 @@ def report_texts(
     if "md" in fmt:
         texts[".md"] = str(result.get("report", ""))
     if "html" in fmt:
-        from deskresearch.html_report import render_html  # only when asked: a light start-up
+        from deskresearch.report.html import render_html  # only when asked: a light start-up
 
         texts[".html"] = render_html(result, topic=topic, language=language)
     return texts

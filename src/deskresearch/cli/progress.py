@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from deskresearch.pricing import estimate
-from deskresearch.records import Usage
+from deskresearch.config.pricing import estimate
+from deskresearch.records import StageClock, Usage
 
 
 def _listed(key: str) -> Callable[[dict[str, Any]], str]:
@@ -90,16 +90,6 @@ LINES: tuple[Line, ...] = (
         detail=_citations,
     ),  # fmt: skip
 )
-
-
-@dataclass
-class StageClock:
-    """When one node's tasks ran: first start, last end, time spent in all of them."""
-
-    tasks: int = 0
-    first: float | None = None
-    last: float | None = None
-    busy: float = 0.0
 
 
 @dataclass

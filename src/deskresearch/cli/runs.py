@@ -17,9 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from deskresearch.outcome import finished
+from deskresearch.report.outcome import finished
 from deskresearch.resume_fix import is_cancellation
-from deskresearch.services.checkpoints import (
+from deskresearch.services.storage.checkpoints import (
     CHECKPOINTS_ENV,
     default_location,
     describe,

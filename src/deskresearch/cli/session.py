@@ -24,20 +24,20 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from deskresearch.cli_progress import Tracker
-from deskresearch.cli_review import answer_from, show_plan
-from deskresearch.cli_settings import context_from, gather
-from deskresearch.cli_views import make_view
-from deskresearch.context import Context
+from deskresearch.cli.headstart import Prepared, prepare
+from deskresearch.cli.progress import Tracker
+from deskresearch.cli.review import answer_from, show_plan
+from deskresearch.cli.settings import context_from, gather
+from deskresearch.cli.views import make_view
+from deskresearch.config.context import Context
 from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
-from deskresearch.headstart import Prepared, prepare
-from deskresearch.outcome import check, finished
+from deskresearch.report.outcome import check, finished
 from deskresearch.services.base import ChatService
-from deskresearch.services.checkpoints import default_location, describe, open_checkpointer
-from deskresearch.services.headstart import HeadStartChat
-from deskresearch.services.llm import import_client_soon
-from deskresearch.services.search import SearchRouter
+from deskresearch.services.model.headstart import HeadStartChat
+from deskresearch.services.model.llm import import_client_soon
+from deskresearch.services.search.router import SearchRouter
+from deskresearch.services.storage.checkpoints import default_location, describe, open_checkpointer
 from deskresearch.tracing import run_config
 
 EXIT_OK, EXIT_INSUFFICIENT, EXIT_INTERRUPTED = 0, 2, 130
@@ -51,7 +51,7 @@ def _checked_services(ctx: Context) -> tuple[ChatService, SearchRouter]:
         ConfigError: no endpoint, a bad search chain, a missing corpus folder, ...
     """
     from deskresearch.services.defaults import search_service
-    from deskresearch.services.llm import OpenAIChat
+    from deskresearch.services.model.llm import OpenAIChat
 
     llm = OpenAIChat()
     llm.check(ctx.summary_spec())
@@ -121,7 +121,7 @@ class Session:
 
     def _finished_earlier(self, values: dict[str, Any], ctx: Context, topic: str) -> int:
         """A resumed run that had finished: say where its files are; write them only if none."""
-        from deskresearch.cli_runs import files_of
+        from deskresearch.cli.runs import files_of
 
         files = files_of(self.thread, Path(self.ns.output_dir))
         if not files:
@@ -200,8 +200,8 @@ class Session:
 
     def _write(self, result: dict[str, Any], ctx: Context, topic: str) -> int:
         """Write the report (--format) and <slug>.json, print where; 0 ok, 2 no evidence."""
-        from deskresearch.cli_output import report_texts, slug_for, write_files
-        from deskresearch.contract import document
+        from deskresearch.cli.output import report_texts, slug_for, write_files
+        from deskresearch.report.contract import document
 
         if not finished(result):
             raise ConfigError(

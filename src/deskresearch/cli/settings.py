@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from deskresearch.cli_options import OPTIONS, Option
-from deskresearch.context import Context
+from deskresearch.cli.options import OPTIONS, Option
+from deskresearch.config.context import Context
 from deskresearch.errors import ConfigError
 
 

@@ -12,7 +12,7 @@ import sys
 from types import TracebackType
 from typing import Any, Protocol, TextIO
 
-from deskresearch.cli_progress import Tracker
+from deskresearch.cli.progress import Tracker
 
 
 class View(Protocol):

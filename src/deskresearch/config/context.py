@@ -21,12 +21,12 @@ from pydantic import ValidationError, model_validator
 from pydantic.dataclasses import dataclass
 from pydantic_core import ArgsKwargs
 
-from deskresearch.context_fields import ModelFields, PlanFields
-from deskresearch.context_fields_io import CacheFields, PageFields, SearchFields
+from deskresearch.config.fields import ModelFields, PlanFields
+from deskresearch.config.fields_io import CacheFields, PageFields, SearchFields
+from deskresearch.config.providers import split_model
 from deskresearch.errors import ConfigError
-from deskresearch.masking import mask_secrets
-from deskresearch.providers import split_model
 from deskresearch.records import CachePolicy, FetchLimits, ModelSpec, SearchSettings
+from deskresearch.safety.masking import mask_secrets
 
 if (
     TYPE_CHECKING
@@ -38,7 +38,7 @@ ENV_PREFIX = "DESKRESEARCH_"
 
 @dataclass(kw_only=True, frozen=True)
 class Context(CacheFields, PageFields, SearchFields, PlanFields, ModelFields):
-    """Settings for one research run (the fields: ``deskresearch.context_fields``)."""
+    """Settings for one research run (the fields: ``deskresearch.config.fields``)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -26,10 +26,10 @@ from pydantic import ConfigDict, model_validator
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 from pydantic_core import ArgsKwargs
 
-from deskresearch.context import ENV_PREFIX, Context, validated
+from deskresearch.config.context import ENV_PREFIX, Context, validated
+from deskresearch.config.providers import split_model
 from deskresearch.errors import ConfigError
-from deskresearch.masking import mask_secrets
-from deskresearch.providers import split_model
+from deskresearch.safety.masking import mask_secrets
 
 OVERRIDABLE_ENV = "DESKRESEARCH_OVERRIDABLE"
 
@@ -139,7 +139,7 @@ def served_context(deployment: Deployment) -> type[Context]:
     # A refused value is not echoed back in the error (it may carry a caller's credential).
     @pydantic_dataclass(kw_only=True, frozen=True, config=ConfigDict(hide_input_in_errors=True))
     class ServedContext(Context):
-        """Settings for one served run; deployment settings are locked (deskresearch.deployment)."""
+        """Settings for one served run; deployment settings are locked (deskresearch.config.deployment)."""
 
         served_by: ClassVar[Deployment] = deployment
 

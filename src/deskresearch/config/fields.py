@@ -1,4 +1,4 @@
-"""The fields of ``deskresearch.context.Context``, in groups (each with its Studio description).
+"""The fields of ``deskresearch.config.context.Context``, in groups (each with its Studio description).
 
 ``Context`` inherits them all; dataclass inheritance puts the last-listed base's fields first, so
 ``Context(CacheFields, PageFields, SearchFields, PlanFields, ModelFields)`` shows models first.

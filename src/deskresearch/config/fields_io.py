@@ -1,6 +1,6 @@
-"""The I/O field groups of ``deskresearch.context.Context``: search, pages and the cache.
+"""The I/O field groups of ``deskresearch.config.context.Context``: search, pages and the cache.
 
-See ``deskresearch.context_fields`` for the order ``Context`` puts its groups in.
+See ``deskresearch.config.fields`` for the order ``Context`` puts its groups in.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
-from deskresearch.context_fields import CACHE, DEPLOYMENT, PAGES, SEARCH, SEARCH_CHAIN
+from deskresearch.config.fields import CACHE, DEPLOYMENT, PAGES, SEARCH, SEARCH_CHAIN
 
 
 @dataclass(kw_only=True, frozen=True)

@@ -16,7 +16,7 @@ from typing import Literal
 
 from sentencex import segment
 
-from deskresearch.citations import ids_in
+from deskresearch.grounding.citations import ids_in
 
 Kind = Literal["heading", "text", "item", "row", "blank", "other"]
 SentenceKey = tuple[int, int]  # (unit, sentence index in the unit)

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from deskresearch.citations import without_citations
+from deskresearch.grounding.citations import without_citations
 from deskresearch.grounding.draft import split_sentences
 from deskresearch.grounding.numbers import missing_figures, value_set
-from deskresearch.relevance import stems
+from deskresearch.text.relevance import stems
 
 SUPPORT_COVERAGE = 0.7  # share of the sentence's content words its best passages must hold
 MIN_CONTENT_WORDS = 3  # fewer say too little to decide by words

@@ -1,4 +1,8 @@
-"""One module per step of the research graph; this package re-exports the node functions."""
+"""One module per step of the research graph; this package re-exports the node functions.
+
+Nodes may import report, grounding, services (through their Protocols), prompts, config and
+below; only graph.py imports them.
+"""
 
 from deskresearch.nodes.check_citations import (
     check_citations,

@@ -18,10 +18,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 from pydantic import BaseModel, Field
 
-from deskresearch.asking import ask
-from deskresearch.citations import without_citations
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
+from deskresearch.grounding.citations import without_citations
 from deskresearch.grounding.draft import cited_sentences, language_code, parse
 from deskresearch.grounding.ledger import ledger_evidence
 from deskresearch.grounding.lexical import Evidence, check_sentence, evidence_text
@@ -30,6 +29,7 @@ from deskresearch.grounding.quotes import find_quote
 from deskresearch.progress import emit
 from deskresearch.prompts import judge_citations as prompt
 from deskresearch.services.base import ChatService
+from deskresearch.services.model.asking import ask
 from deskresearch.state import CheckStatus, JudgeTask, ResearchState, SentenceCheck
 
 _STATUS: dict[str, CheckStatus] = {

@@ -11,11 +11,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.progress import emit
-from deskresearch.services.claims import PageClaims
+from deskresearch.safety.urls import canonical_url
+from deskresearch.services.storage.claims import PageClaims
 from deskresearch.state import PageTask, QueryState
-from deskresearch.urls import canonical_url
 
 PAGES_PER_QUERY = 1000  # page order = query order × this + rank: sources keep the plan's order
 

@@ -6,7 +6,7 @@ from typing import Any, Literal, cast
 
 from langgraph.runtime import Runtime
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.progress import emit, note
 from deskresearch.records import Provenance, Source
 from deskresearch.state import ResearchState

@@ -6,11 +6,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.progress import emit, note
 from deskresearch.records import Provenance
+from deskresearch.safety.urls import canonical_url
 from deskresearch.state import PageTask, ResearchState
-from deskresearch.urls import canonical_url
 
 
 async def dedup_urls(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:

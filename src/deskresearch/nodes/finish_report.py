@@ -12,18 +12,18 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from deskresearch.citations import ids_in, recite, render_references
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.errors import budget_reached
+from deskresearch.grounding.citations import ids_in, recite, render_references
 from deskresearch.grounding.draft import SentenceKey, cited_sentences, edit, parse
 from deskresearch.grounding.ledger import summary_line
 from deskresearch.nodes.insufficient import insufficient_result
-from deskresearch.outcome import is_report
 from deskresearch.progress import cached_calls_note, emit, note
 from deskresearch.records import Citation, Provenance, Verdict
-from deskresearch.services.claims import PageClaims
+from deskresearch.report.outcome import is_report
+from deskresearch.services.storage.claims import PageClaims
 from deskresearch.state import ResearchState, SentenceCheck
-from deskresearch.text import strip_links
+from deskresearch.text.clean import strip_links
 
 BUDGET_NOTE = (
     "> **Note:** the run reached its token budget ({budget}) and stopped gathering: this report "

@@ -6,10 +6,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.errors import budget_reached
 from deskresearch.progress import cached_calls_note, emit
-from deskresearch.services.claims import PageClaims
+from deskresearch.services.storage.claims import PageClaims
 from deskresearch.state import ResearchState
 
 _DROPPED = ("not_relevant", "blocked", "failed", "duplicate")

@@ -7,14 +7,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from deskresearch.asking import ask
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.progress import emit, note
 from deskresearch.prompts import keywords as prompt
 from deskresearch.prompts.keywords import Keywords
 from deskresearch.services.base import ChatService
+from deskresearch.services.model.asking import ask
 from deskresearch.state import ResearchState
-from deskresearch.text import unique_phrases
+from deskresearch.text.clean import unique_phrases
 
 __all__ = ["Keywords", "generate_keywords", "keywords_fallback"]
 

@@ -9,14 +9,14 @@ from typing import Any
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from deskresearch.asking import ask
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.progress import emit, note
 from deskresearch.prompts import plan_queries as prompt
 from deskresearch.services.base import ChatService, TokenCounter
-from deskresearch.services.tokens import context_window
+from deskresearch.services.model.asking import ask
+from deskresearch.services.model.tokens import context_window
 from deskresearch.state import KeywordHits, ResearchState
-from deskresearch.text import unique_phrases
+from deskresearch.text.clean import unique_phrases
 
 OUTPUT_RESERVE = 1024  # tokens kept free for the answer
 MIN_RESULTS_BUDGET = 256  # even a tiny or unknown window gets some results

@@ -15,14 +15,14 @@ from typing import Any
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from deskresearch.asking import ask
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.progress import emit, note
 from deskresearch.prompts import plan_report as prompt
 from deskresearch.records import Source
-from deskresearch.relevance import stems
 from deskresearch.services.base import ChatService
+from deskresearch.services.model.asking import ask
 from deskresearch.state import ReportOutline, ResearchState, SectionPlan
+from deskresearch.text.relevance import stems
 
 MIN_SECTIONS, MAX_SECTIONS = 3, 6  # overview, at least one aspect, conclusion
 

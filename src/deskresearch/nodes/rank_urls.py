@@ -11,13 +11,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from deskresearch.asking import ask
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ModelOutputError, ServiceError, budget_update
 from deskresearch.progress import emit, note
 from deskresearch.prompts import rank_urls as prompt
 from deskresearch.records import Provenance, SearchHit
 from deskresearch.services.base import ChatService, RankFunc
+from deskresearch.services.model.asking import ask
 from deskresearch.state import QueryState
 
 

@@ -17,16 +17,16 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.errors import FetchError, RefusedURL, ServiceError
-from deskresearch.injection import clean_line, injection_marker, remove_injections
 from deskresearch.progress import emit, note
 from deskresearch.records import Extracted, Provenance
-from deskresearch.relevance import chunks_to_skip, most_relevant
+from deskresearch.safety.injection import clean_line, injection_marker, remove_injections
 from deskresearch.services.base import ContentExtractor, PageFetcher, TokenCounter
-from deskresearch.services.tokens import context_window
+from deskresearch.services.model.tokens import context_window
 from deskresearch.state import PageDigest, PageTask
-from deskresearch.text import text_hash, visible_text
+from deskresearch.text.clean import text_hash, visible_text
+from deskresearch.text.relevance import chunks_to_skip, most_relevant
 
 PROMPT_RESERVE = 1500  # tokens of the summarise prompt around a chunk
 OUTPUT_RESERVE = 1024  # tokens kept free for the chunk's summary

@@ -15,10 +15,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from deskresearch.asking import ask
-from deskresearch.citations import ids_in, recite, without_citations
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
+from deskresearch.grounding.citations import ids_in, recite, without_citations
 from deskresearch.grounding.draft import language_code, parse
 from deskresearch.grounding.ledger import ledger_evidence
 from deskresearch.grounding.lexical import Evidence, check_sentence, evidence_text
@@ -27,6 +26,7 @@ from deskresearch.grounding.quotes import find_quote
 from deskresearch.progress import emit
 from deskresearch.prompts import repair_report as prompt
 from deskresearch.services.base import ChatService
+from deskresearch.services.model.asking import ask
 from deskresearch.state import ResearchState, SentenceCheck
 
 

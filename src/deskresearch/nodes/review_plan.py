@@ -19,11 +19,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ConfigError
 from deskresearch.progress import emit, note
+from deskresearch.safety.urls import canonical_url
 from deskresearch.state import PageTask, ResearchState
-from deskresearch.urls import canonical_url
 
 _KEYS = {"drop_urls", "keep_urls", "drop_queries"}
 

@@ -8,14 +8,14 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
-from deskresearch.injection import clean_line
 from deskresearch.progress import emit, note
 from deskresearch.records import Provenance, SearchHit, Stage
+from deskresearch.safety.injection import clean_line
+from deskresearch.safety.urls import url_problem
 from deskresearch.services.base import SearchService
 from deskresearch.state import KeywordHits, KeywordTask, QueryState
-from deskresearch.urls import url_problem
 
 
 def checked_hits(hits: list[SearchHit], stage: Stage) -> tuple[list[SearchHit], list[Provenance]]:

@@ -9,11 +9,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.progress import emit
 from deskresearch.services.base import ChatService, ContentExtractor, SearchService, TokenCounter
 from deskresearch.state import ResearchInput
-from deskresearch.text import MAX_TOPIC_CHARS, clean_topic
+from deskresearch.text.clean import MAX_TOPIC_CHARS, clean_topic
 
 __all__ = ["MAX_TOPIC_CHARS", "clean_topic", "start_run"]
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from deskresearch.citations import clean_citations, strip_model_references
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
+from deskresearch.grounding.citations import clean_citations, strip_model_references
 from deskresearch.progress import emit, note
 from deskresearch.prompts import write_report as prompt
 from deskresearch.services.base import ChatService

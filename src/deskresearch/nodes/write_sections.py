@@ -15,9 +15,9 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from deskresearch.citations import clean_citations, strip_model_references
-from deskresearch.context import Context, resolve
+from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
+from deskresearch.grounding.citations import clean_citations, strip_model_references
 from deskresearch.progress import emit, note
 from deskresearch.prompts import write_section as prompt
 from deskresearch.records import Provenance

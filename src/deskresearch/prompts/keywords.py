@@ -1,6 +1,6 @@
 """Prompt for generate_keywords: search keywords for the topic, and the answer's shape.
 
-The texts and the schema come without langchain: the CLI's head start (``deskresearch.headstart``)
+The texts and the schema come without langchain: the CLI's head start (``deskresearch.cli.headstart``)
 sends this prompt before langchain is imported; ``render`` wraps the same texts in messages.
 """
 

@@ -14,12 +14,11 @@ from datetime import datetime
 from importlib import resources
 from typing import Any
 
-from deskresearch import __version__
-from deskresearch.cli_progress import StageClock
-from deskresearch.context import Context
-from deskresearch.masking import mask_secrets
-from deskresearch.pricing import estimate
-from deskresearch.records import ModelSpec, Usage
+from deskresearch._version import __version__
+from deskresearch.config.context import Context
+from deskresearch.config.pricing import estimate
+from deskresearch.records import ModelSpec, StageClock, Usage
+from deskresearch.safety.masking import mask_secrets
 
 SCHEMA_VERSION = "1.2"  # 1.1: budget_stopped; 1.2: reason
 OPENAI_DEFAULT = "https://api.openai.com/v1"
@@ -28,7 +27,7 @@ RESULT_KEYS = ("status", "reason", "report", "sources", "queries", "usage", "pro
 
 def schema() -> dict[str, Any]:
     """Return the published JSON Schema of the result document."""
-    text = resources.files("deskresearch").joinpath("result.schema.json").read_text("utf-8")
+    text = resources.files("deskresearch.report").joinpath("result.schema.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 

@@ -18,10 +18,10 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from deskresearch.citations import render_references
+from deskresearch.grounding.citations import render_references
 from deskresearch.grounding.draft import language_code
 from deskresearch.grounding.ledger import summary_line
-from deskresearch.html_claims import markdown_renderer, render_body, unmarked
+from deskresearch.report.html_claims import markdown_renderer, render_body, unmarked
 
 _SAFE_URL = re.compile(r"^(?:https?|file)://[^\s\x00-\x1f\x7f\"'<>`]+$", re.IGNORECASE)
 _REFS_HEADING = re.compile(r"^## References[ \t]*$", re.MULTILINE)
@@ -45,7 +45,7 @@ OUTCOME_WORDS = {
 
 @cache
 def _asset(name: str) -> str:
-    return resources.files("deskresearch").joinpath("report_assets", name).read_text("utf-8")
+    return resources.files("deskresearch.report").joinpath("assets", name).read_text("utf-8")
 
 
 def _sha256(text: str) -> str:

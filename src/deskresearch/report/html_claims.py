@@ -18,7 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
-from deskresearch.citations import ids_in
+from deskresearch.grounding.citations import ids_in
 
 _OPEN, _MID, _CLOSE, _END = "\ue000", "\ue001", "\ue002", "\ue003"
 _MARKERS = re.compile(f"[{_OPEN}{_MID}{_CLOSE}{_END}]")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from deskresearch.citations import ids_in
+from deskresearch.grounding.citations import ids_in
 from deskresearch.records import Source, Status
 
 FINAL: tuple[Status, ...] = ("ok", "insufficient_evidence")

@@ -27,8 +27,7 @@ from deskresearch.records import (
 )
 
 if TYPE_CHECKING:
-    from deskresearch.services.claims import PageClaims
-    from deskresearch.services.limits import Limiter
+    pass
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -211,17 +210,3 @@ class TokenCounter(Protocol):
 
 RankFunc = Callable[[list[SearchHit]], list[SearchHit]]
 """A custom re-ranking applied after the model's ranking (MetaGPT's ``rank_func``)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Services:
-    """Everything a node may use for I/O."""
-
-    llm: ChatService
-    search: SearchService
-    fetcher: PageFetcher
-    extractor: ContentExtractor
-    tokens: TokenCounter
-    limiter: Limiter
-    claims: PageClaims
-    rank_func: RankFunc | None = None

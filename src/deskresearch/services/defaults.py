@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from deskresearch.services.base import (
     ChatService,
     ContentExtractor,
@@ -9,23 +11,36 @@ from deskresearch.services.base import (
     RankFunc,
     SearchBackend,
     SearchService,
-    Services,
     TokenCounter,
 )
-from deskresearch.services.cache import CachedChat, CachedFetcher, CachedSearch
-from deskresearch.services.cache_store import CacheStore
-from deskresearch.services.claims import PageClaims
-from deskresearch.services.extract import TrafilaturaExtractor
-from deskresearch.services.fetch import HttpFetcher
-from deskresearch.services.limits import LimitedChat, LimitedFetcher, Limiter
-from deskresearch.services.llm import OpenAIChat
-from deskresearch.services.retry import RetryingChat
-from deskresearch.services.search import SearchRouter
-from deskresearch.services.search_corpus import CorpusSearch
-from deskresearch.services.search_ddgs import DuckDuckGoSearch
-from deskresearch.services.search_searxng import SearxngSearch
-from deskresearch.services.search_tavily import TavilySearch
-from deskresearch.services.tokens import TiktokenCounter
+from deskresearch.services.model.limits import LimitedChat, LimitedFetcher, Limiter
+from deskresearch.services.model.llm import OpenAIChat
+from deskresearch.services.model.retry import RetryingChat
+from deskresearch.services.model.tokens import TiktokenCounter
+from deskresearch.services.search.corpus import CorpusSearch
+from deskresearch.services.search.ddgs import DuckDuckGoSearch
+from deskresearch.services.search.router import SearchRouter
+from deskresearch.services.search.searxng import SearxngSearch
+from deskresearch.services.search.tavily import TavilySearch
+from deskresearch.services.storage.cache import CachedChat, CachedFetcher, CachedSearch
+from deskresearch.services.storage.cache_store import CacheStore
+from deskresearch.services.storage.claims import PageClaims
+from deskresearch.services.web.extract import TrafilaturaExtractor
+from deskresearch.services.web.fetch import HttpFetcher
+
+
+@dataclass(frozen=True, kw_only=True)
+class Services:
+    """Everything a node may use for I/O."""
+
+    llm: ChatService
+    search: SearchService
+    fetcher: PageFetcher
+    extractor: ContentExtractor
+    tokens: TokenCounter
+    limiter: Limiter
+    claims: PageClaims
+    rank_func: RankFunc | None = None
 
 
 def search_service(search: SearchRouter | SearchBackend | None) -> SearchService:

@@ -2,8 +2,9 @@
 
 Both hold the GIL for tens of milliseconds a page, which in the event loop's process would
 stall every other branch of the run. Workers are spawned (no inherited locks or lxml state),
-import trafilatura and load the tokenizer when started, and are started by ``warm()`` while the
-first model calls are in flight. Threads are no option for trafilatura: concurrent extractions
+run the warm-ups their users register (``warm_up_with``: trafilatura, the tokenizer, the
+language model) when started, and are started by ``warm()`` while the first model calls are in
+flight. Threads are no option for trafilatura: concurrent extractions
 in threads crashed the interpreter (SIGABRT in lxml). Where processes cannot be started (no
 ``sem_open``, e.g. some sandboxes) or ``workers=0``, one background thread does the work.
 
@@ -115,7 +116,20 @@ def _warming_thread_setup() -> None:
         os.nice(WORKER_NICE)
 
 
-def _start_worker(parent: int) -> None:
+_WARMUPS: list[Callable[[], object]] = []
+
+
+def warm_up_with(job: Callable[[], object]) -> None:
+    """Have every worker started from now on run ``job`` first (imports, models loaded up front).
+
+    ``job`` must be a module-level function: a worker imports it by name. The services that use
+    the workers register theirs, so this module imports none of them.
+    """
+    if job not in _WARMUPS:
+        _WARMUPS.append(job)
+
+
+def _start_worker(parent: int, warmups: tuple[Callable[[], object], ...]) -> None:
     """Initializer of every worker: ignore Ctrl-C, then pay the imports and tokenizer up front."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):  # pending interrupts are now ignored, not delivered
@@ -125,14 +139,8 @@ def _start_worker(parent: int) -> None:
     # (Started by warm(), a worker already has it from its first instruction.)
     if hasattr(os, "nice") and os.nice(0) < WORKER_NICE:
         os.nice(WORKER_NICE - os.nice(0))
-    import trafilatura
-
-    from deskresearch.langid import detect_language
-    from deskresearch.services.tokens import encoding
-
-    trafilatura.extract("<html><body><article><p>warm up</p></article></body></html>")
-    encoding()
-    detect_language("The language model is loaded here, before the first page arrives.")
+    for job in warmups:
+        job()
 
 
 def _ready() -> bool:
@@ -169,7 +177,7 @@ class WorkerPool:
                     self.workers,
                     mp_context=_WorkerContext(),
                     initializer=_start_worker,
-                    initargs=(os.getpid(),),
+                    initargs=(os.getpid(), tuple(_WARMUPS)),
                 )
             except (OSError, NotImplementedError, ImportError):
                 pass  # no process support here: fall through to a thread

@@ -8,7 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from deskresearch import cli, cli_session, headstart
+from deskresearch.cli import command as cli
+from deskresearch.cli import headstart
+from deskresearch.cli import session as cli_session
 
 
 @pytest.fixture(autouse=True)

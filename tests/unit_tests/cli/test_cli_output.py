@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from deskresearch.cli_output import slug_for, write_files
+from deskresearch.cli.output import slug_for, write_files
 
 
 def doc(paths: dict[str, Path]) -> dict[str, Any]:

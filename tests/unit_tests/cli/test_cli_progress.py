@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from deskresearch.cli_progress import LINES, Line, Tracker
-from deskresearch.pricing import estimate, price
+from deskresearch.cli.progress import LINES, Line, Tracker
+from deskresearch.config.pricing import estimate, price
 from deskresearch.records import Usage
 
 

@@ -2,7 +2,7 @@ import io
 
 import pytest
 
-from deskresearch.cli_review import answer_from
+from deskresearch.cli.review import answer_from
 from deskresearch.errors import ConfigError
 
 PLAN = {"queries": ["q"], "pages": [{"url": "https://a.example/"}, {"url": "https://b.example/"}]}

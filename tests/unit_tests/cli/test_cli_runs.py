@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from deskresearch.cli_runs import list_runs
-from deskresearch.services.checkpoints import open_checkpointer
+from deskresearch.cli.runs import list_runs
+from deskresearch.services.storage.checkpoints import open_checkpointer
 
 pytestmark = pytest.mark.anyio
 

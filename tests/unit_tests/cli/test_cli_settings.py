@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from deskresearch.cli import build_parser
-from deskresearch.cli_options import OPTIONS, from_context
-from deskresearch.cli_settings import context_from, gather
-from deskresearch.context import Context
+from deskresearch.cli.command import build_parser
+from deskresearch.cli.options import OPTIONS, from_context
+from deskresearch.cli.settings import context_from, gather
+from deskresearch.config.context import Context
 from deskresearch.errors import ConfigError
 
 
@@ -24,7 +24,7 @@ def error(*argv: str, env: dict[str, str] | None = None) -> str:
 
 
 def test_the_option_table_is_current() -> None:
-    # After changing a Context field: python -m deskresearch.cli_options --write
+    # After changing a Context field: python -m deskresearch.cli.options --write
     assert from_context() == OPTIONS
 
 

@@ -10,15 +10,16 @@ from typing import Any
 
 import pytest
 
-from deskresearch.cli import build_parser
+from deskresearch.cli.command import build_parser
+from deskresearch.cli.headstart import begin, prepare
 from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
-from deskresearch.headstart import HeadStart, begin, prepare
 from deskresearch.prompts import keywords as prompt
-from deskresearch.services.headstart import HeadStartChat
-from deskresearch.services.llm import OpenAIChat
-from deskresearch.services.search import SearchRouter
-from deskresearch.services.search_tavily import TavilySearch
+from deskresearch.services.model.early import HeadStart
+from deskresearch.services.model.headstart import HeadStartChat
+from deskresearch.services.model.llm import OpenAIChat
+from deskresearch.services.search.router import SearchRouter
+from deskresearch.services.search.tavily import TavilySearch
 from tests.support.loopback import FakeWeb
 from tests.support.runs import context_for
 

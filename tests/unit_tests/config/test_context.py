@@ -3,7 +3,7 @@ from typing import Any, cast
 import pytest
 from langgraph.runtime import Runtime
 
-from deskresearch.context import Context, field_description, field_names, resolve
+from deskresearch.config.context import Context, field_description, field_names, resolve
 from deskresearch.errors import ConfigError
 from deskresearch.graph import graph
 

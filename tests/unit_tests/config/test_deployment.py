@@ -3,8 +3,8 @@
 import pytest
 from pydantic import ValidationError
 
-from deskresearch.context import Context
-from deskresearch.deployment import LOCKED, Deployment, served_context
+from deskresearch.config.context import Context
+from deskresearch.config.deployment import LOCKED, Deployment, served_context
 from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
 

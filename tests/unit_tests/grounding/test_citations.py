@@ -1,4 +1,8 @@
-from deskresearch.citations import clean_citations, render_references, strip_model_references
+from deskresearch.grounding.citations import (
+    clean_citations,
+    render_references,
+    strip_model_references,
+)
 from deskresearch.records import Source
 
 

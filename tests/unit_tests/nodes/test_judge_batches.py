@@ -9,7 +9,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deskresearch import build_graph
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.errors import ModelCallError
 from deskresearch.nodes.check_citations import Judgement, Judgements, split_batches
 from deskresearch.nodes.repair_report import Fixes

@@ -2,7 +2,7 @@ from typing import Any
 
 import pytest
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.graph import route_after_keywords
 from deskresearch.nodes.keywords import Keywords, generate_keywords, keywords_fallback
 from tests.support.fakes import ScriptedChat, runtime

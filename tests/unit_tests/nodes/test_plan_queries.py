@@ -2,7 +2,7 @@ from typing import Any, cast
 
 import pytest
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.graph import fan_out_queries
 from deskresearch.nodes.plan_queries import (
     MIN_RESULTS_BUDGET,
@@ -11,7 +11,7 @@ from deskresearch.nodes.plan_queries import (
     plan_queries,
     results_budget,
 )
-from deskresearch.services.tokens import TiktokenCounter
+from deskresearch.services.model.tokens import TiktokenCounter
 from tests.support.fakes import ScriptedChat, hit, runtime
 
 pytestmark = pytest.mark.anyio

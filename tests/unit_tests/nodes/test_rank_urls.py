@@ -3,7 +3,7 @@ from typing import Any
 import pytest
 from langgraph.errors import NodeError
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.errors import ModelCallError, ModelOutputError
 from deskresearch.nodes.rank_urls import Ranking, checked_order, rank_failed, rank_urls
 from deskresearch.records import SearchHit

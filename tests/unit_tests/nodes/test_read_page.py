@@ -3,10 +3,10 @@ from typing import Any
 import pytest
 from langgraph.errors import NodeError
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.errors import FetchError
 from deskresearch.nodes.read_page import block_reason, chunk_tokens, read_failed, read_page
-from deskresearch.services.tokens import TiktokenCounter
+from deskresearch.services.model.tokens import TiktokenCounter
 from tests.support.fakes import FakeFetcher, PlainExtractor, hit, runtime
 
 pytestmark = pytest.mark.anyio

@@ -4,10 +4,10 @@ from typing import Any
 
 import pytest
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.errors import FetchError, RefusedURL
 from deskresearch.nodes.read_page import read_page
-from deskresearch.services.tokens import TiktokenCounter
+from deskresearch.services.model.tokens import TiktokenCounter
 from tests.support.fakes import FakeFetcher, PlainExtractor, hit, runtime
 
 pytestmark = pytest.mark.anyio

@@ -3,11 +3,11 @@ from typing import Any, cast
 import pytest
 from langgraph.errors import NodeError
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.errors import ConfigError, SearchError
 from deskresearch.nodes.search import results_per_query, search_failed, search_keyword, search_query
 from deskresearch.nodes.summarise import reduce_failed, summarise_failed
-from deskresearch.services.search import SearchRouter
+from deskresearch.services.search.router import SearchRouter
 from tests.support.fakes import FakeSearch, hit, runtime
 
 pytestmark = pytest.mark.anyio

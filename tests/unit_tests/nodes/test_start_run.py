@@ -3,11 +3,11 @@ from typing import Any
 import pytest
 from langgraph.types import Overwrite
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.errors import ConfigError
 from deskresearch.nodes.start_run import MAX_TOPIC_CHARS, clean_topic, start_run
-from deskresearch.services.search import SearchRouter
-from deskresearch.services.tokens import TiktokenCounter
+from deskresearch.services.model.tokens import TiktokenCounter
+from deskresearch.services.search.router import SearchRouter
 from tests.support.fakes import FakeSearch, PlainExtractor, ScriptedChat, runtime
 
 pytestmark = pytest.mark.anyio

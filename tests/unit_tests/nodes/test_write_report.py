@@ -2,7 +2,7 @@ from typing import Any, cast
 
 import pytest
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.graph import route_after_report, route_after_sources
 from deskresearch.nodes.collect_sources import collect_sources
 from deskresearch.nodes.finish_report import finish_report, unchecked

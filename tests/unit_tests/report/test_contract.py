@@ -7,10 +7,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from deskresearch.cli_progress import StageClock
-from deskresearch.context import Context
-from deskresearch.contract import SCHEMA_VERSION, document, endpoint_of, schema
-from deskresearch.records import Citation, Decider, ModelSpec, Outcome, Status, Verdict
+from deskresearch.config.context import Context
+from deskresearch.records import Citation, Decider, ModelSpec, Outcome, StageClock, Status, Verdict
+from deskresearch.report.contract import SCHEMA_VERSION, document, endpoint_of, schema
 
 
 def validator() -> jsonschema.Draft202012Validator:
@@ -29,9 +28,9 @@ def test_the_schema_is_valid_and_names_every_outcome_verdict_and_status() -> Non
 
 
 def test_the_schema_file_is_inside_the_package() -> None:
-    import deskresearch
+    import deskresearch.report
 
-    assert (Path(deskresearch.__file__).parent / "result.schema.json").is_file()
+    assert (Path(deskresearch.report.__file__).parent / "result.schema.json").is_file()
 
 
 @pytest.mark.parametrize(

@@ -9,12 +9,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from deskresearch.citations import render_references
-from deskresearch.cli_output import report_texts, write_files
-from deskresearch.context import Context
-from deskresearch.html_report import render_html, split_report
+from deskresearch.cli.output import report_texts, write_files
+from deskresearch.config.context import Context
+from deskresearch.grounding.citations import render_references
 from deskresearch.nodes.finish_report import appendix
 from deskresearch.records import Citation, Source
+from deskresearch.report.html import render_html, split_report
 
 
 class Page(HTMLParser):

@@ -5,8 +5,6 @@ from datetime import date
 import pytest
 import trafilatura
 
-from deskresearch.injection import clean_line, injection_marker, remove_injections, skeleton
-from deskresearch.masking import mask_secrets, masked
 from deskresearch.prompts import (
     judge_citations,
     plan_report,
@@ -18,6 +16,8 @@ from deskresearch.prompts import (
 )
 from deskresearch.prompts.common import attr, data
 from deskresearch.records import SearchHit, Source
+from deskresearch.safety.injection import clean_line, injection_marker, remove_injections, skeleton
+from deskresearch.safety.masking import mask_secrets, masked
 from tests.support.hostile import PAGES
 
 
@@ -152,7 +152,7 @@ def test_masked_walks_nested_values() -> None:
 
 
 def test_strip_links_keeps_only_ledger_urls() -> None:
-    from deskresearch.text import strip_links
+    from deskresearch.text.clean import strip_links
 
     text = (
         "Lithium [1]. See https://evil.example/a. [Click](https://evil.example/b) "

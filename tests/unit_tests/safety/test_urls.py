@@ -1,6 +1,6 @@
 import pytest
 
-from deskresearch.urls import canonical_url
+from deskresearch.safety.urls import canonical_url
 
 
 @pytest.mark.parametrize(

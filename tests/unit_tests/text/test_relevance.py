@@ -1,4 +1,4 @@
-from deskresearch.relevance import chunks_to_skip, stems
+from deskresearch.text.relevance import chunks_to_skip, stems
 
 BATTERY = "Lithium batteries are shredded; recycling recovers lithium, cobalt and nickel."
 OFFTOPIC = "Our newsletter: subscribe for weekly recipes, banana bread and walnut cake."

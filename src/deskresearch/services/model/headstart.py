@@ -2,7 +2,7 @@
 
 The innermost layer, right around the model client: the cache, limits, retries and the run's
 meter see the answer as if the client had given it (it is stored in the cache, its tokens are
-counted). See ``deskresearch.headstart`` for why there is a head start at all.
+counted). See ``deskresearch.cli.headstart`` for why there is a head start at all.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar, cast
 
 from deskresearch.errors import ModelOutputError
-from deskresearch.headstart import STAGE, HeadStart
 from deskresearch.records import Usage
 from deskresearch.services.base import ChatCall, ChatLayer, ChatService, Reply
-from deskresearch.services.structured import parse_tolerant
+from deskresearch.services.model.early import STAGE, HeadStart
+from deskresearch.services.model.structured import parse_tolerant
 from deskresearch.state import merge_usage
 
 T = TypeVar("T")

@@ -26,14 +26,19 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import SecretStr, ValidationError
 
+from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for
 from deskresearch.errors import ConfigError, ContextLengthError, ModelCallError, ModelOutputError
-from deskresearch.masking import mask_secrets
 from deskresearch.prompts.common import JSON_MODE_INSTRUCTION
-from deskresearch.providers import OPENAI_DEFAULT_URL, endpoint_for
 from deskresearch.records import ModelSpec, Stage, Usage
+from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.base import M, Reply
-from deskresearch.services.retry import retry_after
-from deskresearch.services.structured import Method, methods_for, parse_tolerant, strip_reasoning
+from deskresearch.services.model.retry import retry_after
+from deskresearch.services.model.structured import (
+    Method,
+    methods_for,
+    parse_tolerant,
+    strip_reasoning,
+)
 from deskresearch.state import merge_usage
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from deskresearch.errors import ModelCallError
 from deskresearch.records import ModelSpec, Stage
 from deskresearch.runscope import current_meter
 from deskresearch.services.base import ChatCall, ChatLayer, ChatService, Reply
-from deskresearch.services.limits import Limiter, endpoint_name
+from deskresearch.services.model.limits import Limiter, endpoint_name
 
 T = TypeVar("T")
 MAX_DELAY_S = 60.0

@@ -18,7 +18,7 @@ from functools import cache
 import tiktoken
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool
+from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool, warm_up_with
 
 ENCODING = "o200k_base"  # GPT-4o and later; a fair estimate for other model families
 _BPE_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
@@ -96,6 +96,9 @@ def encoding() -> tiktoken.Encoding | None:
         return tiktoken.get_encoding(ENCODING)
     except Exception:  # noqa: BLE001 - any load failure (network, hash) means: estimate
         return None
+
+
+warm_up_with(encoding)  # every worker loads the tokenizer when it starts
 
 
 def count_tokens(text: str) -> int:

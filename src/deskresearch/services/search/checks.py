@@ -1,7 +1,7 @@
 """What each search backend needs configured, checked without importing its client.
 
 The backends' ``check`` methods use these rules, and the CLI runs them on the whole chain before
-its head start sends anything (``deskresearch.headstart``): a run whose search settings cannot
+its head start sends anything (``deskresearch.cli.headstart``): a run whose search settings cannot
 work spends nothing. Light on purpose: no search client is imported here.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deskresearch.context_fields import BACKENDS
+from deskresearch.config.fields import BACKENDS
 from deskresearch.errors import ConfigError
-from deskresearch.masking import mask_secrets
 from deskresearch.records import SearchSettings
+from deskresearch.safety.masking import mask_secrets
 
 
 def _http(url: str) -> bool:

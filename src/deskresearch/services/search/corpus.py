@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deskresearch.errors import SearchError
-from deskresearch.pdf import pdf_text
 from deskresearch.records import SearchHit, SearchSettings
-from deskresearch.services.search_checks import check_backend
+from deskresearch.services.search.checks import check_backend
+from deskresearch.services.web.pdf import pdf_text
 from deskresearch.services.workers import WorkerCrashed, WorkerPool, WorkerTimeout, shared_pool
-from deskresearch.text import html_title, visible_text
+from deskresearch.text.clean import html_title, visible_text
 
 SUFFIXES = {
     ".md": "text/markdown",

@@ -14,7 +14,7 @@ from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
 from deskresearch.errors import SearchError
 from deskresearch.records import SearchHit, SearchSettings
-from deskresearch.services.search import web_hits
+from deskresearch.services.search.router import web_hits
 
 
 class DuckDuckGoSearch:

@@ -7,11 +7,11 @@ from typing import Any
 import httpx
 
 from deskresearch.errors import SearchError
-from deskresearch.masking import mask_secrets
 from deskresearch.records import SearchHit, SearchSettings
-from deskresearch.services.search import web_hits
-from deskresearch.services.search_checks import check_backend
-from deskresearch.services.tls import tls_context
+from deskresearch.safety.masking import mask_secrets
+from deskresearch.services.search.checks import check_backend
+from deskresearch.services.search.router import web_hits
+from deskresearch.services.web.tls import tls_context
 
 
 class SearxngSearch:

@@ -11,8 +11,8 @@ from tavily import errors as tavily_errors
 
 from deskresearch.errors import ConfigError, SearchError
 from deskresearch.records import SearchHit, SearchSettings
-from deskresearch.services.search import web_hits
-from deskresearch.services.search_checks import check_backend
+from deskresearch.services.search.checks import check_backend
+from deskresearch.services.search.router import web_hits
 
 
 class TavilySearch:

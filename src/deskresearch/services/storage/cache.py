@@ -30,6 +30,7 @@ from deskresearch.records import (
     Usage,
     Validators,
 )
+from deskresearch.safety.urls import canonical_url
 from deskresearch.services.base import (
     ChatCall,
     ChatLayer,
@@ -39,9 +40,8 @@ from deskresearch.services.base import (
     SearchResult,
     SearchService,
 )
-from deskresearch.services.cache_store import CacheStore, answer_key, digest
-from deskresearch.services.netpolicy import check_target
-from deskresearch.urls import canonical_url
+from deskresearch.services.storage.cache_store import CacheStore, answer_key, digest
+from deskresearch.services.web.netpolicy import check_target
 
 T = TypeVar("T")
 

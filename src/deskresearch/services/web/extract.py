@@ -8,9 +8,15 @@ workers, not by the process that only hands them pages: that would delay a CLI r
 from __future__ import annotations
 
 from deskresearch.errors import FetchError
-from deskresearch.langid import detect_language
 from deskresearch.records import Extracted
-from deskresearch.services.workers import WorkerCrashed, WorkerPool, WorkerTimeout, shared_pool
+from deskresearch.services.workers import (
+    WorkerCrashed,
+    WorkerPool,
+    WorkerTimeout,
+    shared_pool,
+    warm_up_with,
+)
+from deskresearch.text.langid import detect_language
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -38,11 +44,22 @@ def _decode(body: bytes | str) -> str:
         return body.decode("cp1252", errors="replace")
 
 
+def warm_extraction() -> None:
+    """Import trafilatura and load the language model in a worker, before the first page."""
+    import trafilatura
+
+    trafilatura.extract("<html><body><article><p>warm up</p></article></body></html>")
+    detect_language("The language model is loaded here, before the first page arrives.")
+
+
+warm_up_with(warm_extraction)
+
+
 def extract_sync(body: bytes | str, *, url: str, content_type: str) -> Extracted | None:
     """Extract ``body`` in this thread; see TrafilaturaExtractor.extract."""
     import trafilatura
 
-    from deskresearch.pdf import pdf_text
+    from deskresearch.services.web.pdf import pdf_text
 
     if content_type == "application/pdf":
         data = body if isinstance(body, bytes) else body.encode("latin-1", errors="replace")

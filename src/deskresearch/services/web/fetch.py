@@ -20,14 +20,14 @@ import httpx
 
 from deskresearch.errors import FetchError, RefusedURL
 from deskresearch.records import FetchedPage, FetchLimits, Validators
-from deskresearch.services.netpolicy import (
+from deskresearch.services.web.netpolicy import (
     PolicyRefused,
     PolicyTransport,
     Resolver,
     check_target,
     split_target,
 )
-from deskresearch.services.tls import tls_context
+from deskresearch.services.web.tls import tls_context
 
 READABLE_TYPES = (
     "text/html",

@@ -24,7 +24,7 @@ import httpcore
 import httpx
 
 from deskresearch.errors import FetchError, RefusedURL
-from deskresearch.services.tls import tls_context
+from deskresearch.services.web.tls import tls_context
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]

@@ -6,12 +6,12 @@ from collections import Counter
 import pytest
 from langchain_core.messages import HumanMessage
 
-from deskresearch.context import Context
+from deskresearch.config.context import Context
 from deskresearch.errors import BudgetExhausted
 from deskresearch.nodes.rank_urls import Ranking
 from deskresearch.records import FetchedPage, FetchLimits, Stage, Validators
 from deskresearch.runscope import metered
-from deskresearch.services.limits import LimitedChat, LimitedFetcher, Limiter
+from deskresearch.services.model.limits import LimitedChat, LimitedFetcher, Limiter
 from tests.support.fakes import ScriptedChat
 from tests.support.loopback import FakeWeb, Latency, serve
 from tests.support.runs import run

@@ -6,8 +6,8 @@ from langchain_core.messages import HumanMessage
 from deskresearch.errors import ConfigError, ModelCallError, ModelOutputError
 from deskresearch.nodes.keywords import Keywords
 from deskresearch.records import ModelSpec
-from deskresearch.services.llm import OpenAIChat
-from deskresearch.services.structured import strip_reasoning
+from deskresearch.services.model.llm import OpenAIChat
+from deskresearch.services.model.structured import strip_reasoning
 from tests.support.fake_model import FakeModel, chat_over
 
 pytestmark = pytest.mark.anyio
@@ -88,8 +88,8 @@ def test_check_requires_a_key_or_a_base_url() -> None:
 def test_a_runs_budget_or_limits_do_not_make_a_client_that_outlives_it() -> None:
     import dataclasses
 
-    from deskresearch.context import Context
-    from deskresearch.services.llm import OpenAIChat
+    from deskresearch.config.context import Context
+    from deskresearch.services.model.llm import OpenAIChat
 
     chat = OpenAIChat(environ={"OPENAI_API_KEY": "k"})
     for budget in (0, 1000, 2000):

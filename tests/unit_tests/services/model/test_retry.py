@@ -12,8 +12,8 @@ from deskresearch.nodes.keywords import Keywords
 from deskresearch.nodes.rank_urls import Ranking
 from deskresearch.records import ModelSpec
 from deskresearch.runscope import metered
-from deskresearch.services.limits import LimitedChat, Limiter
-from deskresearch.services.retry import RetryingChat, backoff_delay
+from deskresearch.services.model.limits import LimitedChat, Limiter
+from deskresearch.services.model.retry import RetryingChat, backoff_delay
 from tests.support.fake_model import FakeModel, chat_over
 
 pytestmark = pytest.mark.anyio

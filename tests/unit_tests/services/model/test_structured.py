@@ -8,8 +8,8 @@ from langchain_core.messages import HumanMessage
 from deskresearch.errors import ContextLengthError, ModelCallError, ModelOutputError
 from deskresearch.nodes.keywords import Keywords
 from deskresearch.records import ModelSpec
-from deskresearch.services.retry import retry_after
-from deskresearch.services.structured import parse_tolerant
+from deskresearch.services.model.retry import retry_after
+from deskresearch.services.model.structured import parse_tolerant
 from tests.support.fake_model import FakeModel, chat_over, method_of
 
 pytestmark = pytest.mark.anyio

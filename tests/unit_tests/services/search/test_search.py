@@ -4,8 +4,8 @@ import pytest
 
 from deskresearch.errors import ConfigError, SearchError
 from deskresearch.records import SearchSettings
-from deskresearch.services.search_corpus import CorpusSearch
-from deskresearch.services.search_tavily import TavilySearch
+from deskresearch.services.search.corpus import CorpusSearch
+from deskresearch.services.search.tavily import TavilySearch
 from tests.support.engines import make_pdf
 from tests.support.loopback import FakeWeb
 

@@ -3,13 +3,13 @@
 import pytest
 from ddgs.engines.duckduckgo import Duckduckgo
 
-from deskresearch.context import Context, search_chain
+from deskresearch.config.context import Context, search_chain
 from deskresearch.errors import ConfigError, SearchError
 from deskresearch.records import SearchSettings
-from deskresearch.services.search import SearchRouter
-from deskresearch.services.search_ddgs import DuckDuckGoSearch
-from deskresearch.services.search_searxng import SearxngSearch
-from deskresearch.services.search_tavily import TavilySearch
+from deskresearch.services.search.ddgs import DuckDuckGoSearch
+from deskresearch.services.search.router import SearchRouter
+from deskresearch.services.search.searxng import SearxngSearch
+from deskresearch.services.search.tavily import TavilySearch
 from tests.support.fakes import FakeSearch, hit
 from tests.support.loopback import FakeWeb
 
@@ -139,7 +139,7 @@ def test_auto_means_tavily_first_only_with_a_key() -> None:
 
 @pytest.mark.parametrize("bad", ["google", "tavily,,corpus", "", "tavily;corpus"])
 def test_unknown_backends_are_rejected_up_front(bad: str) -> None:
-    from deskresearch.context import validated
+    from deskresearch.config.context import validated
 
     with pytest.raises(ConfigError, match="search="):
         validated({"search": bad}, source="test")

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from deskresearch.records import SearchSettings
-from deskresearch.services import search_corpus
-from deskresearch.services.search_corpus import CorpusSearch
+from deskresearch.services.search import corpus as search_corpus
+from deskresearch.services.search.corpus import CorpusSearch
 from deskresearch.services.workers import WorkerPool
 
 pytestmark = pytest.mark.anyio

@@ -12,12 +12,12 @@ from pydantic import BaseModel
 
 from deskresearch.errors import ConfigError, FetchError
 from deskresearch.records import CachePolicy, FetchLimits, ModelSpec, SearchSettings, Validators
-from deskresearch.services import cache as cache_module
-from deskresearch.services.cache import CachedChat, CachedFetcher, CachedSearch
-from deskresearch.services.cache_store import CacheStore, answer_key
-from deskresearch.services.fetch import HttpFetcher
-from deskresearch.services.llm import OpenAIChat
-from deskresearch.services.search import SearchRouter
+from deskresearch.services.model.llm import OpenAIChat
+from deskresearch.services.search.router import SearchRouter
+from deskresearch.services.storage import cache as cache_module
+from deskresearch.services.storage.cache import CachedChat, CachedFetcher, CachedSearch
+from deskresearch.services.storage.cache_store import CacheStore, answer_key
+from deskresearch.services.web.fetch import HttpFetcher
 from tests.support.fake_model import FakeModel
 from tests.support.fakes import FakeSearch, ScriptedChat, hit
 from tests.support.loopback import PAGE_MODIFIED, FakeWeb

@@ -7,11 +7,11 @@ import pytest
 
 from deskresearch.errors import RefusedURL
 from deskresearch.records import CachePolicy, FetchLimits, SearchSettings
-from deskresearch.services.cache import CachedFetcher, CachedSearch
-from deskresearch.services.cache_store import CacheStore
-from deskresearch.services.fetch import HttpFetcher
-from deskresearch.services.search import SearchRouter
-from deskresearch.services.search_corpus import CorpusSearch
+from deskresearch.services.search.corpus import CorpusSearch
+from deskresearch.services.search.router import SearchRouter
+from deskresearch.services.storage.cache import CachedFetcher, CachedSearch
+from deskresearch.services.storage.cache_store import CacheStore
+from deskresearch.services.web.fetch import HttpFetcher
 from tests.support.fakes import FakeSearch, hit
 from tests.support.loopback import FakeWeb
 

@@ -7,21 +7,21 @@ from typing import Any, TypeVar
 import pytest
 
 from deskresearch.errors import ConfigError, FetchError
-from deskresearch.services import tokens
-from deskresearch.services.extract import TrafilaturaExtractor
-from deskresearch.services.tokens import (
+from deskresearch.services.model import tokens
+from deskresearch.services.model.tokens import (
     DEFAULT_WINDOW,
     TiktokenCounter,
     context_window,
     encoding,
     seed_tiktoken_cache,
 )
+from deskresearch.services.web.extract import TrafilaturaExtractor
 from deskresearch.services.workers import WorkerCrashed, WorkerPool, WorkerTimeout, shared_pool
 from tests.support import jobs
 
 T = TypeVar("T")
 pytestmark = pytest.mark.anyio
-PAGES = Path(__file__).parents[2] / "fixtures" / "pages"
+PAGES = Path(__file__).parents[3] / "fixtures" / "pages"
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@ import pytest
 
 from deskresearch.errors import FetchError
 from deskresearch.records import FetchLimits
-from deskresearch.services.fetch import HttpFetcher
+from deskresearch.services.web.fetch import HttpFetcher
 from tests.support.hostile import PAGES
 from tests.support.loopback import FakeWeb
 
@@ -92,7 +92,7 @@ async def test_fetch_detects_a_redirect_loop(web: FakeWeb) -> None:
 
 
 async def test_fetch_reads_pdf_and_the_extractor_gives_its_text(web: FakeWeb) -> None:
-    from deskresearch.services.extract import extract_sync
+    from deskresearch.services.web.extract import extract_sync
 
     page = await HttpFetcher().fetch(web.url("/report.pdf"), limits=LIMITS)
     assert page.content_type == "application/pdf"

@@ -4,8 +4,8 @@ import pytest
 
 from deskresearch.errors import FetchError
 from deskresearch.records import FetchLimits
-from deskresearch.services.fetch import HttpFetcher
-from deskresearch.services.netpolicy import check_target
+from deskresearch.services.web.fetch import HttpFetcher
+from deskresearch.services.web.netpolicy import check_target
 from tests.support.loopback import FakeWeb, serve
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,7 @@ import pytest
 
 from deskresearch.errors import FetchError, RefusedURL
 from deskresearch.records import FetchLimits
-from deskresearch.services.fetch import HttpFetcher
+from deskresearch.services.web.fetch import HttpFetcher
 from tests.support.canary import Listener, listening
 
 pytestmark = pytest.mark.anyio

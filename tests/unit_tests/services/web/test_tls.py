@@ -9,10 +9,10 @@ import certifi
 import pytest
 
 from deskresearch.records import SearchSettings
-from deskresearch.services import tls
-from deskresearch.services.fetch import HttpFetcher
-from deskresearch.services.netpolicy import PolicyTransport
-from deskresearch.services.search_searxng import SearxngSearch
+from deskresearch.services.search.searxng import SearxngSearch
+from deskresearch.services.web import tls
+from deskresearch.services.web.fetch import HttpFetcher
+from deskresearch.services.web.netpolicy import PolicyTransport
 from tests.support.loopback import FakeWeb
 
 pytestmark = pytest.mark.anyio
