@@ -158,17 +158,18 @@ def run_cli(
     latency: dict[str, float],
     base: list[str] | None = None,
     extra: list[str] | None = None,
+    web_kind: str = "default",
 ) -> Observed:
     """Run ``deskresearch TOPIC`` against a fresh loopback web (its own process), as a user would.
 
     ``base`` replaces the command (default: :func:`command`); ``extra`` flags are passed on
-    (e.g. ``--report-mode single``). Temp output folder and checkpoint file per run; no cache
-    (``DESKRESEARCH_CACHE=false``).
+    (e.g. ``--report-mode single``); ``web_kind`` picks the loopback web (bench.web). Temp
+    output folder and checkpoint file per run; no cache (``DESKRESEARCH_CACHE=false``).
     """
     sys.path.insert(0, str(ROOT))
     from tests.support.runs import loopback_env
 
-    with web_process(latency) as (web, _), tempfile.TemporaryDirectory() as tmp:
+    with web_process(latency, kind=web_kind) as (web, _), tempfile.TemporaryDirectory() as tmp:
         out, cwd = Path(tmp) / "out", Path(tmp)
         cmd = [*(base or command()), topic, "-o", str(out), "--checkpoints", str(cwd / "cp.sqlite"),
                *(extra or [])]  # fmt: skip

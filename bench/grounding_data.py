@@ -113,11 +113,11 @@ def _source(i: int, page: Page, facts: list[Fact], topic: str) -> tuple[Source, 
     source = Source(
         id=i, url=url, title=page.title, site=page.site, published=page.published,
         date_read=read_on, queries=[topic], text_hash=hashed, origin="page",
-        summary="\n".join(f"- {f['claim']}" for f in facts), facts=facts,
+        summary="\n".join(f"- {f['claim']}" for f in facts), facts=facts, round=1,
     )  # fmt: skip
     digest = PageDigest(
         url=url, title=page.title, site=page.site, published=page.published, date_read=read_on,
-        queries=[topic], text_hash=hashed, origin="page", facts=facts, order=i, text=page.text,
+        queries=[topic], text_hash=hashed, origin="page", facts=facts, order=i, text=page.text, round=1,
         language=page.language,
     )  # fmt: skip
     return source, digest

@@ -18,15 +18,19 @@ HOSTS = 4  # loopback hosts the pages are spread over (per-host fetch limits app
 
 
 def _serve_web(
-    latency: dict[str, float], port: int, conn: Connection, model: dict[str, Any]
+    latency: dict[str, float], port: int, conn: Connection, model: dict[str, Any], kind: str
 ) -> None:
     """Child process: serve a FakeWeb until told to stop, then send back what it saw."""
     sys.path.insert(0, str(ROOT))
     from tests.support.fake_model import FakeModel
     from tests.support.loopback import FakeWeb, Latency, serve
+    from tests.support.multihop import hop_web, load_cases
 
     fake = FakeModel(**model)
-    with serve(FakeWeb(model=fake, latency=Latency(**latency), hosts=HOSTS, port=port)) as web:
+    settings: dict[str, Any] = {"model": fake, "latency": Latency(**latency), "hosts": HOSTS}
+    built = hop_web(load_cases(), **settings) if kind == "multihop" else FakeWeb(**settings)
+    built.port = port
+    with serve(built) as web:
         conn.send(web.port)
         conn.recv()
         conn.send((web.log, dict(web.fetches), dict(fake.injected), fake.misjudged))
@@ -34,11 +38,15 @@ def _serve_web(
 
 @contextmanager
 def web_process(
-    latency: dict[str, float], port: int = 0, model: dict[str, Any] | None = None
+    latency: dict[str, float],
+    port: int = 0,
+    model: dict[str, Any] | None = None,
+    kind: str = "default",
 ) -> Iterator[tuple[FakeWeb, int]]:
     """A FakeWeb served from its own process (on ``port``; 0: a free one), and its pid.
 
-    ``model`` sets fields of its FakeModel (e.g. ``judge_error_rate``).
+    ``model`` sets fields of its FakeModel (e.g. ``judge_error_rate``); ``kind`` "multihop"
+    serves the multi-hop cases' pages among the fixture pages, searched by content.
 
     Its CPU work (tokenising, JSON, HTML) would otherwise compete with the graph for this
     process's GIL, which no real provider does. Its log arrives when the block ends.
@@ -47,7 +55,9 @@ def web_process(
 
     spawn = mp.get_context("spawn")
     parent, child = spawn.Pipe()
-    proc = spawn.Process(target=_serve_web, args=(latency, port, child, model or {}), daemon=True)
+    proc = spawn.Process(
+        target=_serve_web, args=(latency, port, child, model or {}, kind), daemon=True
+    )
     proc.start()
     web = FakeWeb(hosts=HOSTS)
     web.port = parent.recv()

@@ -5,6 +5,7 @@
       → research_query* [search_query → rank_urls → claim_pages → process_page*]
       → dedup_urls → review_plan (interrupt, if asked) → process_page* (what no branch read)
       process_page = [read_page → summarise_chunk* → reduce_page]
+      → reflect ⟲ (gaps left, rounds and budget remain: research_query* for the follow-ups)
       → collect_sources → plan_report → write_section* → assemble_report (sections mode)
                         | write_report ⟲ (single mode; sections' fallback; uncited: once)
                         | insufficient_evidence
@@ -13,7 +14,9 @@
 
 ``*`` marks a Send fan-out. A query's pages are read as soon as its own ranking is done (each
 canonical URL once per run: the first branch to claim it reads it); with review_plan on, pages
-wait for the review instead. Per-page work runs as one branch (a subgraph), so a page is
+wait for the review instead. Research goes in rounds: reflect reads the facts so far and sends
+follow-up queries (the leads the pages named, the gaps left) back to research_query, bounded by
+max_rounds, followups_per_round and the token budget. Per-page work runs as one branch (a subgraph), so a page is
 summarised as soon as its own fetch finishes. Transient I/O errors retry with backoff
 (TRANSIENT); what still fails lands in an error handler that records it and falls back.
 """
@@ -98,9 +101,25 @@ def fan_out_queries(state: ResearchState) -> Literal["insufficient_evidence"] | 
         Send("research_query", QueryTask(topic=state["topic"], query=q, order=i,
                                          known_hits=known.get(q.casefold()),
                                          run_id=state["run_id"], language=state["language"],
-                                         plan=state["queries"]))
+                                         plan=state["queries"], round=1, seen=[]))
         for i, q in enumerate(state["queries"])
     ]  # fmt: skip
+
+
+def route_after_reflect(state: ResearchState) -> Literal["collect_sources"] | list[Send]:
+    """Gaps left and follow-ups planned: the next round searches them; else on to the report.
+
+    reflect plans follow-ups only while rounds (max_rounds) and the token budget remain; each
+    is a new query (never one already run), and earlier rounds' pages are not read again.
+    """
+    new = {f["query"] for f in state["followups"]}
+    seen = sorted({*state["read_urls"], *(p["url"] for p in state["pages"])})
+    return [
+        Send("research_query", QueryTask(topic=state["topic"], query=q, order=i, known_hits=None,
+                                         run_id=state["run_id"], language=state["language"],
+                                         plan=state["queries"], round=state["round"], seen=seen))
+        for i, q in enumerate(state["queries"]) if q in new
+    ] or "collect_sources"  # fmt: skip
 
 
 def fan_out_query_pages(state: QueryState) -> Literal["__end__"] | list[Send]:
@@ -108,17 +127,12 @@ def fan_out_query_pages(state: QueryState) -> Literal["__end__"] | list[Send]:
     return [Send("process_page", t) for t in state.get("page_tasks") or []] or "__end__"
 
 
-def route_after_dedup(
-    state: ResearchState,
-) -> Literal["insufficient_evidence", "collect_sources"] | list[Send]:
-    """Read what no query branch read yet (all, after a review); no page at all: no evidence."""
+def route_after_dedup(state: ResearchState) -> Literal["reflect"] | list[Send]:
+    """Read what no query branch read yet (all, after a review); then the round is reflected on."""
     dropped = set(state.get("dropped_urls") or [])
     read = set(state.get("read_urls") or [])
-    tasks = [t for t in state["page_tasks"] if t["url"] not in dropped]
-    if not tasks and not read:
-        return "insufficient_evidence"
-    todo = [t for t in tasks if t["url"] not in read]
-    return [Send("process_page", t) for t in todo] or "collect_sources"
+    todo = [t for t in state["page_tasks"] if t["url"] not in dropped and t["url"] not in read]
+    return [Send("process_page", t) for t in todo] or "reflect"
 
 
 def fan_out_chunks(state: PageState) -> Literal["__end__"] | list[Send]:
@@ -254,6 +268,8 @@ def build_graph(
     g.add_node("dedup_urls", nodes.dedup_urls)
     g.add_node("review_plan", nodes.review_plan)
     g.add_node("process_page", process_page, input_schema=PageTask)
+    g.add_node("reflect", partial(nodes.reflect, llm=svc.llm), retry_policy=TRANSIENT,
+               error_handler=nodes.reflect_failed)  # a failed reflection: → collect_sources
     g.add_node("collect_sources", nodes.collect_sources)
     g.add_node("plan_report", partial(nodes.plan_report, llm=svc.llm), retry_policy=TRANSIENT)
     g.add_node("write_section", partial(nodes.write_section, llm=svc.llm), input_schema=SectionTask,
@@ -278,9 +294,9 @@ def build_graph(
     g.add_conditional_edges("plan_queries", fan_out_queries, ["research_query", "insufficient_evidence"])
     g.add_edge("research_query", "dedup_urls")
     g.add_edge("dedup_urls", "review_plan")
-    g.add_conditional_edges("review_plan", route_after_dedup,
-                            ["process_page", "collect_sources", "insufficient_evidence"])
-    g.add_edge("process_page", "collect_sources")
+    g.add_conditional_edges("review_plan", route_after_dedup, ["process_page", "reflect"])
+    g.add_edge("process_page", "reflect")
+    g.add_conditional_edges("reflect", route_after_reflect, ["research_query", "collect_sources"])
     g.add_conditional_edges("collect_sources", route_after_sources,
                             ["plan_report", "write_report", "insufficient_evidence"])
     g.add_conditional_edges("plan_report", fan_out_sections, ["write_section", "write_report"])

@@ -25,6 +25,7 @@ Stage = Literal[
     "read_page",
     "summarise_chunk",
     "reduce_page",
+    "reflect",
     "collect_sources",
     "write_report",
     "plan_report",
@@ -50,6 +51,7 @@ Outcome = Literal[
     "skipped",  # chunks left out before any model call (no query term in them)
     "cached",  # answered from the persistent cache: a search, a page, or the run's model calls
     "unverified",  # a fact whose quote is not in the page, or a report sentence its source lacks
+    "followup",  # a query a later round searches, and why (the gap, the lead and its fact)
 ]
 
 Status = Literal["ok", "insufficient_evidence"]
@@ -124,6 +126,29 @@ class Source(TypedDict):
     origin: Literal["page", "snippet", "corpus"]
     summary: str  # the facts' claims, one per line
     facts: list[Fact]
+    round: int  # the research round that read it (1: the plan's queries; later: follow-ups)
+
+
+class RoundQuery(TypedDict):
+    """One query of a research round, and why it was searched."""
+
+    query: str
+    gap: str  # the part of the question it should answer ("" for the plan's queries)
+    lead: str  # the name it follows (an entity, a study, a law...), "" when none
+    fact: str  # the fact that names the lead ("" when none)
+    source: str  # the URL of the page that states that fact ("" when none)
+
+
+class RoundRecord(TypedDict):
+    """One round of research: what it searched, read and spent, and what was still missing."""
+
+    round: int
+    queries: list[RoundQuery]
+    pages: int  # pages read in this round
+    answered: list[str]  # the parts of the question the facts answered after it
+    gaps: list[str]  # what was still missing after it
+    tokens: int  # model tokens (in + out) spent in it
+    seconds: float  # its wall time
 
 
 @dataclass(frozen=True, kw_only=True)

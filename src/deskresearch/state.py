@@ -17,6 +17,8 @@ from deskresearch.records import (
     Decider,
     Fact,
     Provenance,
+    RoundQuery,
+    RoundRecord,
     SearchHit,
     Source,
     Status,
@@ -58,6 +60,7 @@ class RankedQuery(TypedDict):
     query: str
     order: int  # position of the query in the plan, so merging branches keeps a stable order
     hits: list[SearchHit]
+    round: int  # the research round that searched it
 
 
 class ChunkNote(TypedDict):
@@ -84,6 +87,7 @@ class PageDigest(TypedDict):
     order: int
     text: str  # the text that was summarised: what the citation check reads
     language: str  # two-letter code of the text ("" when unknown)
+    round: int  # the research round that read it
 
 
 class SectionPlan(TypedDict):
@@ -192,6 +196,9 @@ OUTPUT_DESCRIPTIONS = {
     "usage": "Tokens and calls per stage and model.",
     "provenance": "The audit trail: what happened to each query, page and citation, and why.",
     "budget_stopped": "True when the token budget ran out and the run stopped gathering.",
+    "rounds": "The research rounds: per round its queries (each with the gap it fills and the "
+    "lead it follows, with the fact that names it), pages read, what was answered and still "
+    "missing, tokens and seconds.",
 }
 
 
@@ -212,11 +219,12 @@ class ResearchOutput(TypedDict):
     status: Status | Literal[""]
     reason: str  # nodes/finish_report.py, nodes/insufficient.py: why not ok ("" when ok)
     sources: list[Source]  # nodes/collect_sources.py
-    queries: list[str]  # nodes/plan_queries.py
+    queries: list[str]  # nodes/plan_queries.py (round 1), nodes/reflect.py (later rounds)
     citations: list[Citation]  # nodes/finish_report.py: the verdict on every cited sentence
     usage: Annotated[list[Usage], merge_usage]  # every model-calling node
     provenance: Annotated[list[Provenance], operator.add]  # every node
     budget_stopped: Annotated[bool, operator.or_]  # error handlers of budgeted stages
+    rounds: list[RoundRecord]  # nodes/reflect.py: one record as each round ends
 
 
 class ResearchState(ResearchInput, ResearchOutput):
@@ -227,10 +235,16 @@ class ResearchState(ResearchInput, ResearchOutput):
     keywords: list[str]  # nodes/keywords.py
     keyword_attempts: int  # nodes/keywords.py
     keyword_hits: Annotated[list[KeywordHits], operator.add]  # nodes/search.py (search_keyword)
+    # nodes/reflect.py (start_run sets 1): the research round under way, the time it started,
+    # the queries that start the next one, and the gaps left when the research stops
+    round: int
+    round_started: float
+    followups: list[RoundQuery]
+    open_gaps: list[str]
     ranked: Annotated[list[RankedQuery], operator.add]  # nodes/rank_urls.py, one per query branch
-    page_tasks: list[PageTask]  # nodes/dedup_urls.py
+    page_tasks: list[PageTask]  # nodes/dedup_urls.py: this round's pages
     read_urls: Annotated[list[str], operator.add]  # nodes/claim_pages.py: read as ranked
-    dropped_urls: list[str]  # nodes/review_plan.py: pages a reviewer left out
+    dropped_urls: list[str]  # nodes/review_plan.py: pages a reviewer left out (every round)
     pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
     report_attempts: int  # nodes/write_report.py
     report_cited: bool  # nodes/write_report.py
@@ -265,7 +279,9 @@ class QueryTask(TypedDict):
     known_hits: list[SearchHit] | None  # the keyword stage's results when query == a keyword
     run_id: str  # whose page claims these are (services.claims)
     language: str
-    plan: list[str]  # every planned query: what a page read here is summarised for
+    plan: list[str]  # every query so far: what a page read here is summarised for
+    round: int  # the research round it belongs to
+    seen: list[str]  # canonical URLs earlier rounds read: never read again
 
 
 class QueryOutput(TypedDict):
@@ -301,6 +317,7 @@ class PageTask(TypedDict):
     topic: str
     language: str
     order: int
+    round: int  # the research round that reads it
 
 
 class PageOutput(TypedDict):

@@ -20,6 +20,7 @@ import httpx
 
 from deskresearch.services.model.llm import OpenAIChat
 from tests.support.chaos import draw, pick, stable
+from tests.support.fake_reflect import reflect
 from tests.support.misjudge import misjudge
 
 OFFTOPIC_MARKER = "OFFTOPIC-MARKER"
@@ -61,6 +62,12 @@ def method_of(body: dict[str, Any]) -> str:
         return "json_mode"
     system = "\n".join(_text(m) for m in body["messages"] if m.get("role") == "system")
     return "text" if JSON_INSTRUCTION in system else REPORT
+
+
+def _block(name: str, user: str) -> str:
+    """The text of the prompt's ``<name>`` data block ("" without one)."""
+    found = re.search(rf"<{name}>\s*(.*?)\s*</{name}>", user, re.DOTALL)
+    return found.group(1) if found else ""
 
 
 def page_text(body: dict[str, Any]) -> str:
@@ -215,6 +222,10 @@ class FakeModel:
             return {"judgements": verdicts}
         if stage == "Fixes":
             return {"fixes": fix(user)}
+        if stage == "Reflection":
+            blocks = {name: _block(name, user) for name in ("topic", "facts", "queries")}
+            allowed = int(_block("followups_allowed", user) or 0)
+            return reflect(blocks["topic"], blocks["facts"], blocks["queries"], allowed)
         if stage == REPORT:
             if _OBEY.search(user):
                 return PWNED

@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 from tests.support.chaos import draw, pick
 from tests.support.engines import ddg_html, searxng_json
 from tests.support.fake_model import FakeModel, stage_of
+from tests.support.fake_reflect import words
 from tests.support.hostile import PAGE_FAULTS, PAGES, page_bytes, respond, send
 
 
@@ -121,6 +122,9 @@ class FakeWeb:
     traces: list[tuple[str, bytes]] = field(default_factory=list)  # what a LangSmith client sent
     port: int = 0
     hosts: int = 1  # pages are spread over 127.0.0.1 … 127.0.0.<hosts> (all loopback)
+    written: dict[str, bytes] = field(default_factory=dict)  # path → a page written for a test
+    content_search: bool = False  # rank results by the words a query shares with each page
+    _words: dict[str, set[str]] = field(default_factory=dict)  # path → its words (content_search)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -165,8 +169,11 @@ class FakeWeb:
         n = min(
             int(body.get("max_results") or 5), self.results_per_query or 100, len(self.catalogue)
         )
-        start = zlib.crc32(query.encode()) % len(self.catalogue)
-        picked = [self.catalogue[(start + i) % len(self.catalogue)] for i in range(n)]
+        if self.content_search:
+            picked = self._matching(query)[:n]
+        else:
+            start = zlib.crc32(query.encode()) % len(self.catalogue)
+            picked = [self.catalogue[(start + i) % len(self.catalogue)] for i in range(n)]
         results = []
         for i, e in enumerate(picked):
             url = self.page_url(e.path)
@@ -178,6 +185,33 @@ class FakeWeb:
         with self._lock:
             self.returned.extend(str(r["url"]) for r in results)
         return 200, {"query": query, "results": results, "response_time": 0.01}
+
+    def page(self, path: str) -> bytes | None:
+        """The bytes served at ``path``: a written page, else a fixture page."""
+        if path in self.written:
+            return self.written[path]
+        return page_bytes(path.removeprefix("/pages/")) if path.startswith("/pages/") else None
+
+    def _matching(self, query: str) -> list[Entry]:
+        """Entries sharing the query's words, best first; at least half the best score."""
+        wanted = words(query)
+        scored = []
+        for entry in self.catalogue:
+            if entry.path not in self._words:
+                html = (self.page(entry.path) or b"").decode("utf-8", "replace")
+                text = f"{entry.title} {entry.snippet} {_TAG.sub(' ', html)}"
+                self._words[entry.path] = words(text)
+            score = len(wanted & self._words[entry.path])
+            if score:
+                scored.append((score, entry))
+        if not scored:
+            return []
+        best = max(score for score, _ in scored)
+        keep = sorted((e for e in scored if 2 * e[0] >= best), key=lambda e: (-e[0], e[1].path))
+        return [entry for _, entry in keep]
+
+
+_TAG = re.compile(r"<script.*?</script>|<style.*?</style>|<[^>]+>", re.DOTALL | re.IGNORECASE)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -265,7 +299,7 @@ class _Handler(BaseHTTPRequestHandler):
         fault = self.web.page_fault(path) if path.startswith("/pages/") else ""
         if fault:
             respond(self, PAGE_FAULTS[fault])
-        elif path.startswith("/pages/"):
+        elif path.startswith("/pages/") or path in self.web.written:
             self._page(path)
         elif respond(self, path):
             return
@@ -274,7 +308,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _page(self, path: str) -> None:
         """Serve a fixture page with ETag and Last-Modified; answer 304 when the copy is current."""
-        data = page_bytes(path.removeprefix("/pages/"))
+        data = self.web.page(path)
         if data is None:
             return self._json(404, {"error": "no such page"})
         edit = self.web.page_edits.get(path, b"")

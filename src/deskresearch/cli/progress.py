@@ -60,6 +60,19 @@ def _citations(event: dict[str, Any]) -> str:
     return ""
 
 
+def _round(event: dict[str, Any]) -> str:
+    """Which round just ended, and what the next one searches (or why there is none)."""
+    if "round" not in event:
+        return ""
+    done = f"round {event['round']} of {event.get('rounds', event['round'])}"
+    if event.get("followups"):
+        return f"{done}; next: " + ", ".join(str(q) for q in event["followups"])
+    gaps = int(event.get("gaps") or 0)
+    return f"{done}; " + (
+        f"{gaps} gap{'s' if gaps != 1 else ''} left open" if gaps else "no gaps left"
+    )
+
+
 LINES: tuple[Line, ...] = (
     Line("keywords", ("generate_keywords", "keywords_fallback"), False, detail=_listed("keywords")),
     Line("searches", ("search_keyword", "search_query")),
@@ -68,6 +81,7 @@ LINES: tuple[Line, ...] = (
     Line("pages read", ("read_page",), notes=(("fallback", "failed"), ("rejected", "rejected"))),
     Line("chunks summarised", ("summarise_chunk",)),
     Line("pages merged", ("reduce_page",), notes=(("dropped", "not relevant"),)),
+    Line("research rounds", ("reflect",), False, detail=_round),
     Line("sources", ("collect_sources",), False, detail=_counted("sources", "numbered")),
     Line(
         "report outline",

@@ -194,7 +194,7 @@ class ModelFields:
 
 @dataclass(kw_only=True, frozen=True)
 class PlanFields:
-    """How much is searched: keywords, queries, pages per query, the plan review."""
+    """How much is searched: keywords, queries, pages per query, rounds, the plan review."""
 
     max_keywords: Annotated[
         int,
@@ -236,11 +236,31 @@ class PlanFields:
             description="Pages kept per research query after ranking (MetaGPT: 4).",
         ),
     ] = 4
+    max_rounds: Annotated[
+        int,
+        Field(
+            title="Research rounds",
+            json_schema_extra=PLAN,
+            ge=1,
+            le=5,
+            description="Rounds of research: after each, one call (reflect) reads the facts so far against the question and searches what is still missing, following the names the pages mention (the company, the study, the law). 1: a single pass, no reflection. More rounds stop early when nothing is missing or the token budget cannot pay for one.",
+        ),
+    ] = 2
+    followups_per_round: Annotated[
+        int,
+        Field(
+            title="Follow-up queries per round",
+            json_schema_extra=PLAN,
+            ge=1,
+            le=10,
+            description="New queries a reflection may send into the next round (each tied to a gap and, when it follows a lead, to the fact that names it).",
+        ),
+    ] = 3
     review_plan: Annotated[
         bool,
         Field(
             title="Review the plan before reading",
             json_schema_extra=PLAN,
-            description="Pause after ranking to show the queries and pages for review (interrupt); resume to accept, trim or drop them.",
+            description="Pause after ranking, in every round, to show the queries and pages for review (interrupt); resume to accept, trim or drop them.",
         ),
     ] = False

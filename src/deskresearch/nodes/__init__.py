@@ -20,6 +20,7 @@ from deskresearch.nodes.plan_queries import plan_queries
 from deskresearch.nodes.plan_report import plan_report
 from deskresearch.nodes.rank_urls import rank_failed, rank_urls
 from deskresearch.nodes.read_page import read_failed, read_page
+from deskresearch.nodes.reflect import reflect, reflect_failed
 from deskresearch.nodes.repair_report import repair_failed, repair_report
 from deskresearch.nodes.review_plan import review_plan
 from deskresearch.nodes.search import search_failed, search_keyword, search_query
@@ -60,6 +61,8 @@ __all__ = [
     "read_page",
     "reduce_failed",
     "reduce_page",
+    "reflect",
+    "reflect_failed",
     "repair_failed",
     "repair_report",
     "review_plan",

@@ -28,10 +28,11 @@ async def claim_pages(
         return {"page_tasks": []}
     query = state["query"]
     hits = [h for r in state["ranked"] if r["query"] == query for h in r["hits"]]
+    seen = set(state["seen"])  # read in an earlier round (a resumed run has no claims of them)
     tasks: list[PageTask] = []
     for rank, hit in enumerate(hits):
         url = canonical_url(hit["url"])
-        if not claims.claim(state["run_id"], url):
+        if url in seen or not claims.claim(state["run_id"], url):
             continue  # another query's branch reads it; dedup_urls records the duplicate
         tasks.append(
             PageTask(
@@ -46,6 +47,7 @@ async def claim_pages(
                 topic=state["topic"],
                 language=state["language"],
                 order=state["order"] * PAGES_PER_QUERY + rank,
+                round=state["round"],
             )
         )
     emit(runtime, "claim_pages", "finished", query=query, pages=len(tasks))

@@ -47,6 +47,7 @@ async def collect_sources(state: ResearchState, runtime: Runtime[Context]) -> di
             origin=cast(Literal["page", "snippet", "corpus"], page["origin"]),
             summary="\n".join(f"- {f['claim']}" for f in page["facts"]),
             facts=list(page["facts"]),
+            round=page["round"],
         )
         sources.append(source)
         by_hash[page["text_hash"]] = source

@@ -14,10 +14,15 @@ from deskresearch.state import PageTask, ResearchState
 
 
 async def dedup_urls(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Merge the ranked pages of all queries so each page is fetched and summarised once."""
+    """Merge this round's ranked pages of all queries so each page is fetched and summarised once.
+
+    Earlier rounds' pages are not listed again (their queries never rank them: search_query
+    drops what was read).
+    """
     tasks: dict[str, PageTask] = {}
     provenance: list[Provenance] = []
-    for ranked in sorted(state["ranked"], key=lambda r: r["order"]):
+    this_round = [r for r in state["ranked"] if r["round"] == state["round"]]
+    for ranked in sorted(this_round, key=lambda r: r["order"]):
         query = ranked["query"]
         for hit in ranked["hits"]:
             key = canonical_url(hit["url"])
@@ -33,6 +38,7 @@ async def dedup_urls(state: ResearchState, runtime: Runtime[Context]) -> dict[st
                     topic=state["topic"],
                     language=state["language"],
                     order=len(tasks),
+                    round=state["round"],
                 )
                 continue
             if query not in task["queries"]:

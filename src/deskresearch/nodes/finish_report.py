@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from deskresearch.config.context import Context, resolve
 from deskresearch.errors import budget_reached
 from deskresearch.grounding.citations import ids_in, recite, render_references
-from deskresearch.grounding.draft import SentenceKey, cited_sentences, edit, parse
+from deskresearch.grounding.draft import SentenceKey, cited_sentences, edit, language_code, parse
 from deskresearch.grounding.ledger import summary_line
 from deskresearch.nodes.insufficient import insufficient_result
 from deskresearch.progress import cached_calls_note, emit, note
@@ -32,6 +32,31 @@ BUDGET_NOTE = (
 )
 
 LINK_REMOVED = "a link the report's writer added: the report links only to its sources"
+
+OPEN_GAPS = {
+    "en": "What this report could not establish",
+    "de": "Was dieser Bericht nicht klären konnte",
+    "fr": "Ce que ce rapport n'a pas pu établir",
+    "es": "Lo que este informe no pudo establecer",
+    "it": "Ciò che questo rapporto non ha potuto stabilire",
+    "pt": "O que este relatório não conseguiu estabelecer",
+    "nl": "Wat dit rapport niet kon vaststellen",
+}
+
+
+def open_gaps_section(gaps: list[str], language: str) -> str:
+    """The closing section listing what the research left open ("" when nothing is).
+
+    A gap is the reflection model's line (written from page text): one line, no markup that
+    could start a heading or a list inside it; links go with the body's (strip_links).
+    """
+    lines = [" ".join(g.replace("#", " ").split()) for g in gaps]
+    lines = [g for g in lines if g]
+    if not lines:
+        return ""
+    heading = OPEN_GAPS.get(language_code(language), OPEN_GAPS["en"])
+    return f"## {heading}\n\n" + "\n".join(f"- {g}" for g in lines)
+
 
 _VERDICT: dict[str, Verdict] = {
     "supported": "supported",
@@ -128,6 +153,8 @@ async def finish_report(
         if cite["sentence"] != check["sentence"]:
             changes[(check["unit"], check["index"])] = cite["sentence"] or None
     body = edit(state["draft"], state["language"], changes)
+    if gaps := open_gaps_section(state.get("open_gaps") or [], state["language"]):
+        body = f"{body.rstrip()}\n\n{gaps}"
     # Links come from the ledger only (References): one a page talked the writer into goes.
     body, links = strip_links(body, allowed)
     if budget_reached(state):

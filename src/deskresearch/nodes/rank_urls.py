@@ -60,7 +60,7 @@ def keep(
         for h in hits
         if h["url"] not in kept_urls
     ]
-    ranked = {"query": query, "order": state["order"], "hits": kept}
+    ranked = {"query": query, "order": state["order"], "hits": kept, "round": state["round"]}
     return {"ranked": [ranked], "provenance": dropped}
 
 
@@ -75,7 +75,13 @@ async def rank_urls(
     ctx = resolve(runtime)
     hits: list[SearchHit] = state["hits"]
     if not hits:
-        return {"ranked": [{"query": state["query"], "order": state["order"], "hits": []}]}
+        empty = {
+            "query": state["query"],
+            "order": state["order"],
+            "hits": [],
+            "round": state["round"],
+        }
+        return {"ranked": [empty]}
     messages = prompt.render(
         topic=state["topic"], query=state["query"], hits=hits, today=date.today()
     )

@@ -86,6 +86,7 @@ def _digest(
         order=task["order"],
         text=evidence or text,
         language=language,
+        round=task["round"],
     )
 
 

@@ -51,9 +51,9 @@ def dropped_by(answer: object, tasks: list[PageTask]) -> set[str]:
 
 
 async def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Pause for review when the Context asks for it; otherwise pass straight through."""
+    """Pause for review when the Context asks for it (each round); otherwise pass straight through."""
     if not resolve(runtime).review_plan or not state["page_tasks"]:
-        return {"dropped_urls": []}
+        return {}
     tasks = state["page_tasks"]
     answer = interrupt(
         {
@@ -67,7 +67,7 @@ async def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     dropped = sorted(dropped_by(answer, tasks))
     emit(runtime, "review_plan", "finished", pages=len(tasks) - len(dropped), dropped=len(dropped))
     return {
-        "dropped_urls": dropped,
+        "dropped_urls": [*state["dropped_urls"], *dropped],
         "provenance": [
             note("review_plan", u, "not_relevant", "dropped at review") for u in dropped
         ],

@@ -13,7 +13,7 @@ from deskresearch.errors import ServiceError
 from deskresearch.progress import emit, note
 from deskresearch.records import Provenance, SearchHit, Stage
 from deskresearch.safety.injection import clean_line
-from deskresearch.safety.urls import url_problem
+from deskresearch.safety.urls import canonical_url, url_problem
 from deskresearch.services.base import SearchService
 from deskresearch.state import KeywordHits, KeywordTask, QueryState
 
@@ -97,6 +97,12 @@ async def search_query(
             "provenance": [note("search_query", state["query"], "duplicate", reason)],
         }
     hits, provenance = await _search(state["query"], "search_query", runtime, search)
+    seen = set(state.get("seen") or [])  # read in an earlier round: not ranked, not read again
+    earlier = [h for h in hits if canonical_url(h["url"]) in seen]
+    if earlier:
+        reason = f"read in an earlier round; not read again for {state['query']!r}"
+        provenance += [note("search_query", h["url"], "duplicate", reason) for h in earlier]
+        hits = [h for h in hits if h not in earlier]
     return {"hits": hits, "provenance": provenance}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from typing import Any
 
@@ -57,6 +58,11 @@ async def start_run(
         "run_id": uuid.uuid4().hex,
         "keywords": [],
         "keyword_attempts": 0,
+        "round": 1,
+        "round_started": time.time(),
+        "followups": [],
+        "open_gaps": [],
+        "rounds": [],
         "queries": [],
         "page_tasks": [],
         "dropped_urls": [],

@@ -20,9 +20,10 @@ from deskresearch.config.pricing import estimate
 from deskresearch.records import ModelSpec, StageClock, Usage
 from deskresearch.safety.masking import mask_secrets
 
-SCHEMA_VERSION = "1.2"  # 1.1: budget_stopped; 1.2: reason
+SCHEMA_VERSION = "1.2"  # 1.1: budget_stopped; 1.2: reason, rounds, a source's round
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 RESULT_KEYS = ("status", "reason", "report", "sources", "queries", "usage", "provenance")
+ROUNDS_KEY = "rounds"
 
 
 def schema() -> dict[str, Any]:
@@ -95,6 +96,7 @@ def document(
         "language": result.get("language", ctx.language),
         **{k: result.get(k) for k in RESULT_KEYS},
         "reason": str(result.get("reason") or ""),
+        ROUNDS_KEY: list(result.get(ROUNDS_KEY) or []),
         "budget_stopped": bool(result.get("budget_stopped")),
         "totals": _totals(usage),
         "stages": _stages(usage, clocks),

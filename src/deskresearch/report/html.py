@@ -36,8 +36,9 @@ OUTCOME_WORDS = {
     "duplicate": "Duplicates (read once)",
     "fallback": "Fallbacks used",
     "flagged": "Flagged for caution",
-    "skipped": "Chunks skipped before any model call",
+    "skipped": "Skipped (chunks before any model call, follow-ups not searched)",
     "cached": "Answered from the cache",
+    "followup": "Follow-up searches of later rounds, and why",
     "issued": "Searches sent",
     "used": "Pages used as sources",
 }
@@ -152,6 +153,32 @@ def provenance_html(provenance: Sequence[Mapping[str, Any]]) -> str:
     return "".join(out)
 
 
+def rounds_html(rounds: Sequence[Mapping[str, Any]]) -> str:
+    """The chain of leads: each round's searches, the gap each fills and the fact that led to it."""
+    if len(rounds) < 2:
+        return ""
+    items = []
+    for r in rounds:
+        queries = []
+        for q in r.get("queries") or []:
+            why = ""
+            if q.get("lead"):
+                why = (f" — follows <b>{escape(str(q['lead']))}</b>, named in "
+                       f"“{escape(str(q.get('fact', '')))}” "
+                       f'(<span class="url">{escape(str(q.get("source", "")))}</span>)')  # fmt: skip
+            elif q.get("gap"):
+                why = f" — for: {escape(str(q['gap']))}"
+            queries.append(f"<li>{escape(str(q.get('query', '')))}{why}</li>")
+        gaps = "".join(f"<li>{escape(str(g))}</li>" for g in r.get("gaps") or [])
+        left = f"<p>Still missing after it:</p><ul>{gaps}</ul>" if gaps else ""
+        items.append(
+            f"<li>Round {int(r.get('round') or 0)}: {int(r.get('pages') or 0)} pages read, "
+            f"{int(r.get('tokens') or 0):,} tokens, {float(r.get('seconds') or 0):.1f} s"
+            f"<ul>{''.join(queries)}</ul>{left}</li>"
+        )
+    return f'<h3>Research rounds: the chain of leads</h3><ol class="rounds">{"".join(items)}</ol>'
+
+
 def appendix_html(result: Mapping[str, Any], missing: Sequence[Mapping[str, Any]]) -> str:
     """The provenance and cost appendix."""
     queries = "".join(f"<li>{escape(str(q))}</li>" for q in result.get("queries") or [])
@@ -168,7 +195,8 @@ def appendix_html(result: Mapping[str, Any], missing: Sequence[Mapping[str, Any]
         + usage_html(result.get("usage") or [])
         + f"<details><summary>Searches ({len(result.get('queries') or [])})</summary>"
         f"<ul>{queries}</ul></details>"
-        "<h3>What was dropped, removed or flagged, and why</h3>"
+        + rounds_html(result.get("rounds") or [])
+        + "<h3>What was dropped, removed or flagged, and why</h3>"
         + provenance_html(result.get("provenance") or [])
         + lost
         + "</section>"

@@ -40,6 +40,7 @@ def test_render_references_lists_every_source_with_url_and_date_read() -> None:
         origin="snippet",
         summary="s",
         facts=[],
+        round=1,
     )
     refs = render_references([src])
     assert (

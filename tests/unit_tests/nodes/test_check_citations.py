@@ -49,7 +49,7 @@ LANGS = {1: "en", 2: "en", 3: "de"}
 def source(i: int) -> Source:
     return Source(id=i, url=f"https://e.org/{i}", title=f"T{i}", site="", published="",
                   date_read="2026-01-01", queries=["q"], text_hash=f"h{i}", origin="page",
-                  summary=f"- {CLAIMS[i]}", facts=[{"claim": CLAIMS[i], "quote": QUOTES[i]}])  # fmt: skip
+                  summary=f"- {CLAIMS[i]}", facts=[{"claim": CLAIMS[i], "quote": QUOTES[i]}], round=1)  # fmt: skip
 
 
 def page(i: int) -> Any:

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.anyio
 
 
 def task(n: int) -> Any:
-    return {"topic": "t", "query": "q", "order": 0, "hits": [hit(i) for i in range(n)]}
+    return {"topic": "t", "query": "q", "order": 0, "round": 1, "hits": [hit(i) for i in range(n)]}
 
 
 def urls(hits: list[SearchHit]) -> list[str]:

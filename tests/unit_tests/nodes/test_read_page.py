@@ -15,7 +15,7 @@ ARTICLE = "Battery recycling\n\n" + "Lithium recovery rates reached 95 percent i
 
 def task(**kw: Any) -> Any:
     h = hit(1)
-    return {**h, "queries": ["q"], "topic": "t", "language": "en", "order": 0, **kw}
+    return {**h, "queries": ["q"], "topic": "t", "language": "en", "order": 0, "round": 1, **kw}
 
 
 async def read(t: Any, fetcher: FakeFetcher, ctx: Context | None = None) -> Any:

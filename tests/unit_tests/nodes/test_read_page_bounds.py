@@ -18,7 +18,7 @@ FILLER = "Weather report: mild and sunny with light winds over the northern coas
 def task(url: str = "https://example.org/1", **kw: Any) -> Any:
     h = {**hit(1), "url": url}
     return {**h, "queries": ["lithium recovery rates"], "topic": "battery recycling",
-            "language": "en", "order": 0, **kw}  # fmt: skip
+            "language": "en", "order": 0, "round": 1, **kw}  # fmt: skip
 
 
 async def read(t: Any, fetcher: FakeFetcher, ctx: Context | None = None) -> Any:

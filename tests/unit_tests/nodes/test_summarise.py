@@ -52,6 +52,7 @@ def page_state(notes: list[Any], text: str = CHUNK) -> Any:
         "order": 0,
         "text": text,
         "language": "de",
+        "round": 1,
     }
     return {
         "url": "u",

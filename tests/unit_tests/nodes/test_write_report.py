@@ -27,6 +27,7 @@ def source(i: int) -> Source:
         origin="page",
         summary=f"- claim {i}",
         facts=[{"claim": f"claim {i}", "quote": f"quote {i}"}],
+        round=1,
     )
 
 
@@ -94,6 +95,7 @@ async def test_collect_sources_numbers_pages_and_merges_same_text() -> None:
             "origin": "page",
             "facts": [{"claim": "c", "quote": "q"}],
             "order": order,
+            "round": 1,
             "text": "t",
             "language": "en",
         }

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 def source(i: int, title: str = "") -> Source:
     return Source(id=i, url=f"https://e.org/{i}", title=title or f"T{i}", site="", published="",
                   date_read="2026-01-01", queries=["q"], text_hash=f"h{i}", origin="page",
-                  summary=f"- claim {i}", facts=[{"claim": f"claim {i}", "quote": f"quote {i}"}])  # fmt: skip
+                  summary=f"- claim {i}", facts=[{"claim": f"claim {i}", "quote": f"quote {i}"}], round=1)  # fmt: skip
 
 
 SOURCES = [source(1), source(2), source(3, "Cobalt mining"), source(4)]

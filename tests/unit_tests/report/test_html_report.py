@@ -79,6 +79,7 @@ def source(sid: int, title: str = "", url: str = "", quote: str = "") -> Source:
         origin="page",
         summary="s",
         facts=[{"claim": f"claim {sid}", "quote": quote or f"quote of page {sid}"}],
+        round=1,
     )
 
 
