@@ -7,6 +7,7 @@ from typing import Any, Literal, cast
 from langgraph.runtime import Runtime
 
 from deskresearch.config.context import Context
+from deskresearch.nodes.dedup_urls import ranked_pages
 from deskresearch.progress import emit, note
 from deskresearch.records import Provenance, Source
 from deskresearch.state import ResearchState
@@ -17,18 +18,18 @@ async def collect_sources(state: ResearchState, runtime: Runtime[Context]) -> di
     sources: list[Source] = []
     by_hash: dict[str, Source] = {}
     provenance: list[Provenance] = []
-    # Pages read as their query was ranked know that query; dedup_urls knows them all.
-    tasks = {t["url"]: t for t in state.get("page_tasks") or []}
-    served = {url: t["queries"] for url, t in tasks.items()}
+    # The plan's order and every query a page serves, from the rankings of all rounds: not the
+    # order branches happened to claim pages in.
+    ranked = ranked_pages(state.get("ranked") or [])
     seen: set[str] = set()
-    # The plan's order (dedup_urls), not the order branches happened to claim pages in.
+    last = (len(ranked) + 1, 0, 0)
     for page in sorted(
-        state["pages"], key=lambda p: tasks[p["url"]]["order"] if p["url"] in tasks else p["order"]
+        state["pages"], key=lambda p: (ranked.get(p["url"], (last,))[0], p["order"])
     ):
         if page["url"] in seen:  # read twice only when a resumed run re-claimed it
             continue
         seen.add(page["url"])
-        queries = served.get(page["url"], page["queries"])
+        queries = ranked[page["url"]][1] if page["url"] in ranked else page["queries"]
         twin = by_hash.get(page["text_hash"])
         if twin is not None:
             twin["queries"] += [q for q in queries if q not in twin["queries"]]

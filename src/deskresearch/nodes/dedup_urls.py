@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -10,7 +11,25 @@ from deskresearch.config.context import Context
 from deskresearch.progress import emit, note
 from deskresearch.records import Provenance
 from deskresearch.safety.urls import canonical_url
-from deskresearch.state import PageTask, ResearchState
+from deskresearch.state import PageTask, RankedQuery, ResearchState
+
+
+def ranked_pages(
+    ranked: Sequence[RankedQuery],
+) -> dict[str, tuple[tuple[int, int, int], list[str]]]:
+    """Each ranked page's place in the plan and the queries that ranked it, in the plan's order.
+
+    The place is (round, query order, rank) of its first query: it does not depend on which
+    branch happened to claim the page first, so sources and prompts keep one order run to run.
+    """
+    pages: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+    for r in sorted(ranked, key=lambda r: (r["round"], r["order"])):
+        for rank, hit in enumerate(r["hits"]):
+            url = canonical_url(hit["url"])
+            place, queries = pages.setdefault(url, ((r["round"], r["order"], rank), []))
+            if r["query"] not in queries:
+                queries.append(r["query"])
+    return pages
 
 
 async def dedup_urls(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -21,12 +21,13 @@ from pydantic import BaseModel, Field
 
 from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
+from deskresearch.nodes.dedup_urls import ranked_pages
 from deskresearch.progress import emit, note
 from deskresearch.prompts import reflect as prompt
 from deskresearch.records import Provenance, RoundQuery, RoundRecord
 from deskresearch.services.base import ChatService
 from deskresearch.services.model.asking import ask
-from deskresearch.state import PageDigest, ResearchState
+from deskresearch.state import PageDigest, RankedQuery, ResearchState
 
 
 class Answered(BaseModel):
@@ -53,9 +54,17 @@ class Reflection(BaseModel):
     followups: list[FollowUp] = Field(default_factory=list, description="Next searches.")
 
 
-def numbered_facts(pages: Sequence[PageDigest]) -> list[tuple[str, str, int]]:
-    """Every fact read so far as (claim, page URL, page number), pages in the plan's order."""
-    ordered = sorted(pages, key=lambda p: (p["round"], p["order"]))
+def numbered_facts(
+    pages: Sequence[PageDigest], ranked: Sequence[RankedQuery]
+) -> list[tuple[str, str, int]]:
+    """Every fact read so far as (claim, page URL, page number), pages in the plan's order.
+
+    The plan's order, not the order branches claimed pages in: the same run asks the same
+    question (and the cache can answer it).
+    """
+    place = {url: first for url, (first, _) in ranked_pages(ranked).items()}
+    last = (len(place) + 1, 0, 0)
+    ordered = sorted(pages, key=lambda p: (place.get(p["url"], last), p["round"], p["order"]))
     return [(f["claim"], p["url"], i) for i, p in enumerate(ordered, 1) for f in p["facts"]]
 
 
@@ -134,7 +143,7 @@ async def reflect(
     """Close the round: record it, find the gaps, and plan the next round's searches (if any)."""
     ctx = resolve(runtime)
     round_no, last = state["round"], state["round"] >= ctx.max_rounds
-    facts = numbered_facts(state["pages"])
+    facts = numbered_facts(state["pages"], state["ranked"])
     answer, usage = None, []
     if ctx.max_rounds > 1 and not state.get("budget_stopped"):
         messages = prompt.render(

@@ -28,7 +28,7 @@ def state(**kw: Any) -> Any:
         "queries": ["bridge builder history", "bridge construction firm"],
         "pages": [page("https://a.org/bridge", "The bridge was built by Nordvik AS.")],
         "rounds": [], "followups": [], "usage": [], "read_urls": ["https://a.org/bridge"],
-        "run_id": "r", "budget_stopped": False, **kw,
+        "run_id": "r", "budget_stopped": False, "ranked": [], **kw,
     }  # fmt: skip
 
 
