@@ -6,6 +6,7 @@ DeskResearchError
 │   ├── ModelCallError the model endpoint failed (HTTP 5xx/429, timeout, connection)
 │   │   ├── ContextLengthError  the input is longer than the model's window (retry smaller)
 │   │   └── BudgetExhausted     the run's token budget is spent: no more gathering calls
+│   ├── Unreachable    a server the run needs does not answer (found by the pre-flight)
 │   ├── SearchError    .backend, .query, .reason
 │   └── FetchError     .url, .reason ("timeout", "too_many_redirects", "not_html", "http_404", ...)
 │       └── RefusedURL the network policy refuses the URL (scheme, address, malformed): never a source
@@ -62,6 +63,20 @@ class ModelCallError(ServiceError):
         super().__init__(message, transient=transient)
         self.status = status
         self.retry_after = retry_after
+
+
+class Unreachable(ServiceError):
+    """A server the run needs (model endpoint, search engine, database, cluster) does not answer.
+
+    Raised by the pre-flight (services.preflight) before anything is sent or saved.
+    """
+
+
+NO_ENDPOINT = (
+    "no model endpoint configured: set OPENAI_API_KEY to use OpenAI, or point at an "
+    "OpenAI-compatible server (Ollama, vLLM, llama.cpp) with OPENAI_BASE_URL or --base-url, "
+    "e.g. http://localhost:11434/v1"
+)
 
 
 class ContextLengthError(ModelCallError):

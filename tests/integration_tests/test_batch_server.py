@@ -44,6 +44,6 @@ def test_no_server_at_the_url_is_one_clear_error(tmp_path: Path) -> None:
     file = write_topics(tmp_path / "topics.txt", TOPICS[:1])
     proc = batch({}, str(file), "-o", str(tmp_path / "out"), "--server", "http://127.0.0.1:9")
     assert (
-        proc.returncode == 1 and "no LangGraph server answers at http://127.0.0.1:9" in proc.stderr
+        proc.returncode == 3 and "no LangGraph server answers at http://127.0.0.1:9" in proc.stderr
     )
     assert "Traceback" not in proc.stderr

@@ -71,33 +71,33 @@ def test_cli_writes_report_and_json_and_exits_0(web: FakeWeb, tmp_path: Path) ->
     )
 
 
-def test_cli_exits_2_on_insufficient_evidence(web: FakeWeb, tmp_path: Path) -> None:
+def test_cli_exits_5_on_insufficient_evidence(web: FakeWeb, tmp_path: Path) -> None:
     web.catalogue = [e for e in default_catalogue() if e.path in ("/pages/captcha.html", "/binary")]
     proc = cli(web, "EV battery recycling", "-o", str(tmp_path), "-q")
-    assert proc.returncode == 2, proc.stderr
+    assert proc.returncode == 5, proc.stderr
     assert "Insufficient evidence" in (tmp_path / "ev-battery-recycling.md").read_text(
         encoding="utf-8"
     )
     assert validate(tmp_path / "ev-battery-recycling.json")["status"] == "insufficient_evidence"
 
 
-def test_cli_exits_1_with_one_line_naming_both_fixes_without_an_endpoint(tmp_path: Path) -> None:
+def test_cli_exits_3_with_one_line_naming_both_fixes_without_an_endpoint(tmp_path: Path) -> None:
     proc = cli(None, "EV battery recycling", "-o", str(tmp_path))
-    assert proc.returncode == 1
+    assert proc.returncode == 3
     assert "OPENAI_API_KEY" in proc.stderr and "OPENAI_BASE_URL" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())
 
 
-def test_cli_exits_1_on_a_bad_setting_and_an_empty_topic(tmp_path: Path) -> None:
+def test_cli_exits_3_on_a_bad_setting_and_an_empty_topic(tmp_path: Path) -> None:
     proc = cli(None, "x", "--url-per-query", "99")
     assert (
-        proc.returncode == 1
+        proc.returncode == 3
         and "url_per_query" in proc.stderr
         and "less than or equal to 20" in proc.stderr
     )
     proc = cli(None, "   ", env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
-    assert proc.returncode == 1 and "topic is empty" in proc.stderr
+    assert proc.returncode == 3 and "topic is empty" in proc.stderr
 
 
 def test_cli_help_lists_every_option_with_its_env_var() -> None:

@@ -120,7 +120,7 @@ def test_a_batch_sent_to_the_server_is_a_served_caller_too(
     out = tmp_path / "out"
     env = {k: v for k, v in loopback_env(web).items() if not k.endswith("_API_KEY")}
     proc = batch(env, str(file), "-o", str(out), "--server", server)
-    assert proc.returncode == 1, proc.stderr  # one topic failed
+    assert proc.returncode == 4, proc.stderr  # one topic failed
     rows = summary(out)["by_line"]
     assert rows[1]["status"] == "failed" and "corpus_dir" in rows[1]["error"], rows[1]
     assert "DESKRESEARCH_OVERRIDABLE" in rows[1]["error"]

@@ -19,23 +19,28 @@ from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.runner import Job, build_job
 from deskresearch.batch.summary import CSV_NAME, JSON_NAME, BatchSummary, previous
 from deskresearch.batch.topics import BadLine, Topic, default_batch_id, read_batch
-from deskresearch.cli.command import (
-    EXIT_ERROR,
+from deskresearch.cli.command import FORMATS, PROGRESS, add_setting_options
+from deskresearch.cli.settings import context_from, gather, origins
+from deskresearch.cli.style import (
+    EXIT_CODES,
+    EXIT_CONFIG,
     EXIT_INSUFFICIENT,
+    EXIT_INTERRUPTED,
     EXIT_OK,
-    FORMATS,
-    PROGRESS,
-    add_setting_options,
+    EXIT_PROVIDER,
+    CommandParser,
+    report,
 )
-from deskresearch.cli.settings import context_from, gather
 from deskresearch.config.context import field_names
-from deskresearch.errors import ConfigError
+from deskresearch.errors import ConfigError, Unreachable
 from deskresearch.graph import MAX_CONCURRENCY
+from deskresearch.services.preflight import check_local, check_network, check_ray_address
 from deskresearch.services.storage.checkpoints import CHECKPOINTS_ENV, default_location, describe
 
 LOCAL_CONCURRENCY = 4
 STATUSES = ("ok", "insufficient_evidence", "failed", "pending")
-EXAMPLES = """\
+EXAMPLES = (
+    """\
 FILE: one research question a line, or one JSON object a line with that topic's settings:
   How are lithium-ion batteries from electric cars recycled?
   {"topic": "Nachtzüge in Europa", "language": "de", "decomposition_nums": 2}
@@ -46,13 +51,18 @@ examples:
   deskresearch batch topics.txt --server http://localhost:2024
 
 Running the same command again skips finished topics and resumes the others from their
-checkpoints. Exit codes: 0 all reports written, 2 some insufficient evidence, 1 a topic failed
-or a line was skipped."""
+checkpoints. """
+    + EXIT_CODES.replace(
+        "4 a server does not answer",
+        "4 a server does not answer or a topic failed (see batch.json)",
+    ).replace("5 insufficient evidence", "5 some topics found insufficient evidence")
+    + ("; 3 also when a line was skipped")
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The batch command's parser (every research setting too; a line's settings win)."""
-    p = argparse.ArgumentParser(
+    p = CommandParser(
         prog="deskresearch batch",
         description="Research many topics: in this process, on a Ray cluster, or on a LangGraph server.",
         epilog=EXAMPLES,
@@ -97,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="live table (auto: on a terminal) or one line per topic start and end",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="only the final summary line")
+    p.add_argument("--debug", action="store_true", help="on an error, print its traceback")
     p.add_argument(
         "--max-concurrency",
         type=int,
@@ -192,25 +203,48 @@ def _run(
                               board=board, summary=summary))  # fmt: skip
 
 
+def _preflight(args: argparse.Namespace, ns: argparse.Namespace) -> None:
+    """The pre-flight of a single run, once for the batch's own settings (services.preflight).
+
+    With --server the server's settings and endpoints are its own: only the output folder here;
+    with --ray the nodes' keys and endpoints are theirs: the folder, the database, the cluster.
+    """
+    given = gather(ns, os.environ)
+    ctx = context_from(given)
+    where = origins(given, ns)
+    location = None if args.server else args.checkpoints or default_location()
+    local = not args.server and not args.ray
+    check_local(ctx, output_dir=str(args.output_dir), checkpoints=location, origins=where,
+                providers=local)  # fmt: skip
+    if args.server:
+        return
+    if args.ray:
+        check_ray_address(args.ray)
+    asyncio.run(check_network(ctx, checkpoints=location, origins=where, providers=local))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a batch; return the exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if args.concurrency is not None and args.concurrency < 1:
-        _say("error: --concurrency must be at least 1")
-        return EXIT_ERROR
+        parser.error(f"--concurrency {args.concurrency}: give 1 or more topics at once")
+    if args.review_plan:
+        parser.error(
+            "--review-plan pauses each run for a person to review its pages, and a batch has "
+            "nobody to answer: leave it out (review single runs with deskresearch --review)"
+        )
     flags = {name: getattr(args, name) for name in field_names()}
-    try:  # a bad flag or variable is named once, before any line is read
-        context_from(gather(argparse.Namespace(**vars(args), config=None, review=None), os.environ))
-    except ConfigError as exc:
-        _say(f"error: {exc}")
-        return EXIT_ERROR
-    try:
+    ns = argparse.Namespace(**vars(args), config=None, review=None)
+    try:  # a bad flag, variable, path or server is named once, before any line is read
+        _preflight(args, ns)
         batch_id = args.batch_id or default_batch_id(args.file)
         topics, bad = read_batch(args.file, batch_id)
         jobs, invalid = _jobs(topics, flags)
     except ConfigError as exc:
-        _say(f"error: {exc}")
-        return EXIT_ERROR
+        return report(exc, debug=args.debug, prog="deskresearch batch")
+    except Unreachable as exc:
+        return report(exc, debug=args.debug, prog="deskresearch batch")
     bad = sorted(bad + invalid, key=lambda b: b.line)
     where = f"Ray cluster {args.ray}" if args.ray else args.server or "this process"
     meta = {"batch_id": batch_id, "file": str(args.file), "where": where,
@@ -228,11 +262,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         summary.write(finished=True)
         _say("interrupted: finished topics are saved; run the same command again to resume")
-        return 130
-    except ConfigError as exc:
+        return EXIT_INTERRUPTED
+    except (ConfigError, Unreachable) as exc:
         summary.write(finished=True)
-        _say(f"error: {exc}")
-        return EXIT_ERROR
+        return report(exc, debug=args.debug, prog="deskresearch batch")
     summary.write(finished=True)
     return _report(summary, args.output_dir)
 
@@ -247,6 +280,8 @@ def _report(summary: BatchSummary, out_dir: Path) -> int:
     if counts["failed"] or counts["pending"]:
         _say("run the same command again to resume unfinished topics from their checkpoints")
     print(out_dir / JSON_NAME)  # noqa: T201 - the one result on stdout
-    if counts["failed"] or counts["pending"] or counts["bad_line"]:
-        return EXIT_ERROR
+    if counts["failed"] or counts["pending"]:
+        return EXIT_PROVIDER
+    if counts["bad_line"]:
+        return EXIT_CONFIG
     return EXIT_INSUFFICIENT if counts["insufficient_evidence"] else EXIT_OK

@@ -24,6 +24,7 @@ from deskresearch.batch.runner import Job, finished_values
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
 from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
+from deskresearch.services.preflight import check_ray_address
 from deskresearch.services.storage.checkpoints import open_checkpointer
 
 ENDPOINTS = ("OPENAI_BASE_URL", "SEARXNG_URL")  # not secret: sent to the nodes
@@ -102,6 +103,7 @@ def run_ray(
         ConfigError: checkpoints are not PostgreSQL, Ray is not installed, or no cluster answers.
     """
     check_location(opts.location)
+    check_ray_address(opts.address)  # ray.init would retry for minutes where nothing listens
     try:
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy

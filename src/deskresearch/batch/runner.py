@@ -54,7 +54,12 @@ def build_job(topic: Topic, flags: dict[str, Any]) -> Job:
         ConfigError: a value is invalid; names the setting.
     """
     explicit = {**{k: v for k, v in flags.items() if v is not None}, **topic.settings}
-    explicit["review_plan"] = False  # nobody is there to review a batch's plans
+    if explicit.get("review_plan"):
+        raise ConfigError(
+            "review_plan pauses a run for a person to review its pages, and a batch has nobody "
+            "to answer: leave it out (review single runs with deskresearch --review)"
+        )
+    explicit["review_plan"] = False  # not from the environment either: nobody would answer
     ctx = validated(explicit, source=f"line {topic.line}")
     return Job(topic, dataclasses.asdict(ctx), explicit)
 

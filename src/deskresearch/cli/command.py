@@ -4,8 +4,8 @@
 runs; further subcommands are one line in SUBCOMMANDS. This module imports nothing heavy, so
 ``--help`` and ``--version`` answer in a few hundredths of a second: the research path imports
 LangGraph and the model client only once the arguments are known.
-Exit codes: 0 report written, 2 insufficient evidence, 1 error (one line: cause and fix),
-130 interrupted (one line: what was saved and the command that resumes it).
+Exit codes by kind (cli.style): 0 report written, 2 usage, 3 a setting or path, 4 a server does
+not answer, 5 insufficient evidence, 1 a bug, 130 interrupted; every error is one line.
 """
 
 from __future__ import annotations
@@ -21,8 +21,15 @@ from typing import NoReturn
 
 from deskresearch._version import __version__
 from deskresearch.cli.options import OPTIONS
+from deskresearch.cli.style import (
+    EXIT_BROKEN_PIPE,
+    EXIT_CODES,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    CommandParser,
+    report,
+)
 
-EXIT_OK, EXIT_ERROR, EXIT_INSUFFICIENT, EXIT_INTERRUPTED = 0, 1, 2, 130
 FORMATS = ("md", "html", "md+html")  # the report's formats (the JSON is always written)
 PROGRESS = ("auto", "live", "plain")
 
@@ -35,7 +42,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
 }
 
-EXAMPLES = """\
+EXAMPLES = (
+    """\
 examples:
   deskresearch "How are lithium-ion batteries from electric cars recycled?"
   deskresearch "Wie entwickelt sich der Nachtzugverkehr?" --language German -o ~/reports
@@ -53,17 +61,9 @@ settings: flag > --config file > environment (DESKRESEARCH_<FIELD>) > default.
 model endpoint: OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL / --base-url (Ollama, vLLM,
 llama.cpp). search: TAVILY_API_KEY, else DuckDuckGo. progress is drawn live on a terminal
 and printed line by line otherwise; NO_COLOR turns colour off.
-exit codes: 0 report written, 2 insufficient evidence, 1 error, 130 interrupted."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, with usage errors as one line and exit code 1 (2 means insufficient evidence)."""
-
-    def error(self, message: str) -> NoReturn:
-        """Print the problem and where the options are listed; exit 1."""
-        self.exit(
-            EXIT_ERROR, f"deskresearch: error: {message} (deskresearch --help lists the options)\n"
-        )
+"""
+    + EXIT_CODES
+)
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
@@ -133,7 +133,13 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         "live on a terminal, plain otherwise",
     )
     out.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress on stderr (the thread id still)"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print only the outcome (one line on stderr, the report's path on stdout)",
+    )
+    out.add_argument(
+        "--debug", action="store_true", help="on an error, print its traceback before the line"
     )
     out.add_argument("--version", action="version", version=f"deskresearch {__version__}")
 
@@ -141,7 +147,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser: run and output options, then one group per group of settings."""
     commands = "\n".join(f"  {name:<10} {summary}" for name, (_, summary) in SUBCOMMANDS.items())
-    parser = _Parser(
+    parser = CommandParser(
         prog="deskresearch",
         usage="deskresearch [options] TOPIC | --resume THREAD_ID | COMMAND [options]",
         description="Research a topic on the web (or in your files) and write a cited markdown\n"
@@ -186,14 +192,22 @@ def main(argv: Sequence[str] | None = None, *, short_lived: bool = False) -> int
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in SUBCOMMANDS:
-        command: int = import_module(SUBCOMMANDS[args[0]][0]).main(args[1:])
+        try:
+            command: int = import_module(SUBCOMMANDS[args[0]][0]).main(args[1:])
+        except (BrokenPipeError, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a subcommand's failure is one line too
+            return report(exc, debug="--debug" in args, prog=f"deskresearch {args[0]}")
         return command
     parser = build_parser()
     ns = parser.parse_args(args)
-    if bool(ns.topic) == bool(ns.resume):
+    if ns.topic and ns.resume:
+        parser.error(
+            f"--resume {ns.resume} continues a run with its own topic: leave out the topic "
+            f"{ns.topic!r} (or leave out --resume to start a new run)"
+        )
+    if not ns.topic and not ns.resume:
         parser.error("give a topic to start a run, or --resume THREAD_ID to continue one")
-    from deskresearch.errors import ConfigError
-
     try:
         prepared = None
         with _imports_uncollected() if short_lived else nullcontext():
@@ -203,11 +217,10 @@ def main(argv: Sequence[str] | None = None, *, short_lived: bool = False) -> int
                 prepared = prepare(ns)
             from deskresearch.cli.session import research
         return research(ns, prepared)
-    except ConfigError as exc:
-        print(f"deskresearch: error: {exc}", file=sys.stderr)
+    except BrokenPipeError:
+        raise
     except Exception as exc:  # noqa: BLE001 - the one place every failure becomes one line
-        print(f"deskresearch: error: {type(exc).__name__}: {exc}", file=sys.stderr)
-    return EXIT_ERROR
+        return report(exc, debug=ns.debug)
 
 
 @contextmanager
@@ -262,7 +275,10 @@ def run() -> NoReturn:
     try:
         code = main(short_lived=True)
     except SystemExit as exc:  # --help, --version, usage errors
-        code = exc.code if isinstance(exc.code, int) else EXIT_ERROR
+        code = exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    except BrokenPipeError:  # `deskresearch runs | head -1`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = EXIT_BROKEN_PIPE
     except KeyboardInterrupt:  # before a run started (cli_session reports its own)
         print(
             "deskresearch: interrupted before the run started; nothing was saved", file=sys.stderr

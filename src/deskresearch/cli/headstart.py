@@ -31,8 +31,9 @@ from deskresearch.config.context import Context
 from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for
 from deskresearch.prompts import keywords as prompt
 from deskresearch.services.model.early import EarlyReply, HeadStart, Prompt
-from deskresearch.services.search.checks import check_chain
+from deskresearch.services.preflight import check_local
 from deskresearch.services.storage.cache_store import answer_key, stored
+from deskresearch.services.storage.checkpoints import default_location
 from deskresearch.text.clean import clean_topic
 
 if TYPE_CHECKING:
@@ -54,16 +55,21 @@ class Prepared:
 
 
 def prepare(ns: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> Prepared:
-    """Read the run's settings and topic and start the head start when it can help.
+    """Read the run's settings and topic, run the local pre-flight, start the head start.
+
+    Nothing is sent before the settings, the topic, the output folder, the checkpoint and cache
+    files, the endpoint's URL and the search settings check out: a mistake costs no call.
 
     Raises:
-        ConfigError: a bad setting or topic, named as the research path would name it.
+        ConfigError: a bad setting, topic, path or URL, named with its origin and the fix.
     """
-    from deskresearch.cli.settings import context_from, gather
+    from deskresearch.cli.settings import context_from, gather, origins
 
-    ctx = context_from(gather(ns, environ))
+    given = gather(ns, environ)
+    ctx = context_from(given)
     topic = clean_topic(ns.topic)
-    check_chain(ctx.search_settings())  # a run that cannot search sends nothing
+    check_local(ctx, output_dir=ns.output_dir, checkpoints=ns.checkpoints or default_location(),
+                origins=origins(given, ns), environ=environ)  # fmt: skip
     return Prepared(ctx, topic, begin(ctx, topic, environ))
 
 

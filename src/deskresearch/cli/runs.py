@@ -7,7 +7,6 @@ Files are found by thread id in the output folder (each JSON document records it
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
@@ -17,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from deskresearch.cli.style import CommandParser
 from deskresearch.report.outcome import finished
 from deskresearch.resume_fix import is_cancellation
 from deskresearch.services.storage.checkpoints import (
@@ -25,6 +25,8 @@ from deskresearch.services.storage.checkpoints import (
     describe,
     open_checkpointer,
 )
+
+OUTPUT_DIR_KEY = "deskresearch_output_dir"  # checkpoint metadata: where the CLI wrote files
 
 
 @dataclass
@@ -36,6 +38,7 @@ class RunRow:
     topic: str
     status: str  # ok, insufficient_evidence, unfinished, failed, awaiting review
     files: list[str]
+    folder: str = ""  # where the run's files were written (its -o), when it says
 
 
 def _status(values: dict[str, Any], writes: Sequence[Any]) -> str:
@@ -67,9 +70,9 @@ async def list_runs(location: str, limit: int) -> list[RunRow]:
             values = dict(latest.checkpoint["channel_values"]) if latest else {}
             writes = (latest.pending_writes or []) if latest else []
             topic = values.get("topic") or (start.get("topic") if isinstance(start, dict) else "")
-            rows.append(
-                RunRow(thread, tup.checkpoint["ts"], str(topic or ""), _status(values, writes), [])
-            )
+            folder = str((latest.metadata or {}).get(OUTPUT_DIR_KEY) or "") if latest else ""
+            status = _status(values, writes)
+            rows.append(RunRow(thread, tup.checkpoint["ts"], str(topic or ""), status, [], folder))
     return rows
 
 
@@ -93,9 +96,13 @@ def files_of(thread_id: str, out_dir: Path) -> list[str]:
     return _documents(out_dir).get(thread_id, [])
 
 
-def attach_files(rows: list[RunRow], out_dir: Path) -> None:
-    """Fill each row's files from the result documents in ``out_dir``."""
-    found = _documents(out_dir)
+def attach_files(rows: list[RunRow], out_dir: Path | None) -> None:
+    """Fill each row's files from the result documents in its own folder (or ``out_dir``)."""
+    folders = {Path(r.folder) for r in rows if r.folder} | ({out_dir} if out_dir else set())
+    found: dict[str, list[str]] = {}
+    for folder in sorted(folders):
+        for thread, files in _documents(folder).items():
+            found.setdefault(thread, []).extend(f for f in files if f not in found.get(thread, []))
     for row in rows:
         row.files += found.get(row.thread_id, [])
 
@@ -109,9 +116,7 @@ def _local(ts: str) -> str:
 
 def main(argv: Sequence[str]) -> int:
     """List earlier runs; return the exit code."""
-    parser = argparse.ArgumentParser(
-        prog="deskresearch runs", description="List earlier runs, newest first."
-    )
+    parser = CommandParser(prog="deskresearch runs", description="List earlier runs, newest first.")
     parser.add_argument(
         "--checkpoints",
         metavar="PATH_OR_URL",
@@ -120,13 +125,16 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("-o", "--output-dir", default="reports", help="where to look for files")
     parser.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument("--debug", action="store_true", help="on an error, print its traceback")
     args = parser.parse_args(argv)
+    if args.limit < 1:
+        parser.error(f"-n {args.limit}: give how many runs to list, 1 or more")
     location = args.checkpoints or default_location()
     path = location.removeprefix("sqlite:///")
     if location == "memory" or ("://" not in path and not Path(path).expanduser().exists()):
         print(f"no runs saved in {describe(location)}", file=sys.stderr)
         return 0
-    rows = asyncio.run(list_runs(location, max(args.limit, 1)))
+    rows = asyncio.run(list_runs(location, args.limit))
     attach_files(rows, Path(args.output_dir))
     if args.json:
         for row in rows:

@@ -27,7 +27,8 @@ from langgraph.types import Command
 from deskresearch.cli.headstart import Prepared, prepare
 from deskresearch.cli.progress import Tracker
 from deskresearch.cli.review import answer_from, show_plan
-from deskresearch.cli.settings import context_from, gather
+from deskresearch.cli.runs import OUTPUT_DIR_KEY
+from deskresearch.cli.settings import context_from, gather, origins
 from deskresearch.cli.views import make_view
 from deskresearch.config.context import Context
 from deskresearch.errors import ConfigError
@@ -36,11 +37,12 @@ from deskresearch.report.outcome import check, finished
 from deskresearch.services.base import ChatService
 from deskresearch.services.model.headstart import HeadStartChat
 from deskresearch.services.model.llm import import_client_soon
+from deskresearch.services.preflight import check_local, check_network
 from deskresearch.services.search.router import SearchRouter
 from deskresearch.services.storage.checkpoints import default_location, describe, open_checkpointer
 from deskresearch.tracing import run_config
 
-EXIT_OK, EXIT_INSUFFICIENT, EXIT_INTERRUPTED = 0, 2, 130
+EXIT_OK, EXIT_INSUFFICIENT, EXIT_INTERRUPTED = 0, 5, 130
 DEFAULT_OUTPUT = "reports"
 
 
@@ -72,6 +74,7 @@ class Session:
         self.started = datetime.now().astimezone()
         self.tracker: Tracker | None = None
         self.opened = False  # the checkpointer was opened: finished steps are saved
+        self.origins: dict[str, str] = {}  # where each setting came from (pre-flight messages)
 
     def resume_command(self, output_dir: str | None = None) -> str:
         """The exact command that continues this run."""
@@ -97,7 +100,12 @@ class Session:
         )
 
     def run(self) -> int:
-        """Run or resume; write the files; return the exit code."""
+        """Run or resume; write the files; return the exit code.
+
+        The pre-flight comes first (services.preflight): for a new run its local part ran
+        before the head start (cli.headstart.prepare); the network part runs here, before the
+        checkpoint store is opened. Nothing is saved for a run that cannot start.
+        """
         if self.ns.resume:
             values = asyncio.run(self._saved())
             given = gather(
@@ -105,15 +113,20 @@ class Session:
             )
             ctx = context_from(given)
             topic = str(values.get("topic", ""))
+            self.origins = origins(given, self.ns)
             if finished(values):  # decided by what it produced, never by the scheduler's next
                 return self._finished_earlier(values, ctx, topic)
+            check_local(ctx, output_dir=self.ns.output_dir, checkpoints=self.location,
+                        origins=self.origins)  # fmt: skip
             run_input: Any = None
             head = None  # a resumed run made its first call long ago
         else:
             prepared = self.prepared or prepare(self.ns)
             ctx, topic, head = prepared.ctx, prepared.topic, prepared.head
+            self.origins = origins(gather(self.ns, os.environ), self.ns)
             run_input = {"topic": topic}
-        llm, search = _checked_services(ctx)  # before anything exists on disk
+        llm, search = _checked_services(ctx)
+        asyncio.run(check_network(ctx, checkpoints=self.location, origins=self.origins))
         if head is not None:
             llm = HeadStartChat(llm, head)
         final = asyncio.run(self._stream(run_input, ctx, topic, llm, search))
@@ -161,15 +174,20 @@ class Session:
             import_client_soon()  # while start_run, the keywords and the searches run
             nested = [n.split("|")[-1] for n, _ in graph.get_subgraphs(recurse=True)]
             tracker = self.tracker = Tracker(subgraphs=nested)
-            print(
-                f"deskresearch: thread {self.thread} in {describe(self.location)} "
-                f"(after a crash: {self.resume_command()})",
-                file=sys.stderr,
-            )
+            if not self.ns.quiet:
+                print(
+                    f"deskresearch: thread {self.thread} in {describe(self.location)} "
+                    f"(after a crash: {self.resume_command()})",
+                    file=sys.stderr,
+                )
             config: RunnableConfig = {
                 **run_config(topic, ctx, thread_id=self.thread),
                 "configurable": {"thread_id": self.thread},
             }
+            # Saved with every checkpoint: `deskresearch runs` finds the files wherever -o was.
+            config["metadata"] = {**config.get("metadata", {}), OUTPUT_DIR_KEY: str(
+                Path(self.ns.output_dir).expanduser().resolve()
+            )}  # fmt: skip
             final: dict[str, Any] = {}
             while True:
                 view = make_view(
@@ -232,13 +250,16 @@ class Session:
             raise ConfigError(
                 f"cannot write the report in {self.ns.output_dir}: {exc.strerror or exc}{saved}"
             ) from None
-        # The outcome, also with --quiet (which silences progress only).
+        # The outcome; with --quiet only its first line (and the report's path on stdout).
         usage = result.get("usage") or []
         cached = sum(u.get("cached_calls", 0) for u in usage)
         calls = sum(u["calls"] for u in usage) + cached
         print(f"{result['status']}: {' '.join(map(str, files))}", file=sys.stderr)
         if result.get("reason"):
             print(f"reason: {result['reason']}", file=sys.stderr)
+        if self.ns.quiet:
+            print(files[0])
+            return EXIT_OK if result["status"] == "ok" else EXIT_INSUFFICIENT
         print(
             f"sources: {len(result.get('sources') or [])}, tokens: "
             f"{sum(u['input_tokens'] for u in usage)} in / "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -92,6 +93,18 @@ def gather(
     if ns.review and "review_plan" not in given:
         given["review_plan"] = Given(True, "the flag --review", "leave out --review")
     return given
+
+
+def origins(given: Mapping[str, Given], ns: argparse.Namespace) -> dict[str, str]:
+    """Where each setting and path of the run came from, for the pre-flight's messages."""
+    found = {name: g.origin for name, g in given.items()}
+    given_dir = str(ns.output_dir) != "reports"
+    found["output_dir"] = "the flag -o" if given_dir else "the default (reports)"
+    if getattr(ns, "checkpoints", None):
+        found["checkpoints"] = "the flag --checkpoints"
+    elif os.environ.get("DESKRESEARCH_CHECKPOINTS"):
+        found["checkpoints"] = "DESKRESEARCH_CHECKPOINTS in the environment"
+    return found
 
 
 def context_from(given: Mapping[str, Given]) -> Context:

@@ -11,6 +11,7 @@ import pytest
 from deskresearch.cli import command as cli
 from deskresearch.cli import headstart
 from deskresearch.cli import session as cli_session
+from deskresearch.cli.style import EXIT_ERROR
 
 
 @pytest.fixture(autouse=True)
@@ -53,5 +54,5 @@ def test_a_failed_start_turns_the_collector_back_on(monkeypatch: pytest.MonkeyPa
         raise RuntimeError("a broken install")
 
     monkeypatch.setattr(headstart, "prepare", prepare)
-    assert cli.main(["some topic"], short_lived=True) == cli.EXIT_ERROR
+    assert cli.main(["some topic"], short_lived=True) == EXIT_ERROR
     assert gc.isenabled()

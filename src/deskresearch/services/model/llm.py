@@ -27,7 +27,13 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import SecretStr, ValidationError
 
 from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for
-from deskresearch.errors import ConfigError, ContextLengthError, ModelCallError, ModelOutputError
+from deskresearch.errors import (
+    NO_ENDPOINT,
+    ConfigError,
+    ContextLengthError,
+    ModelCallError,
+    ModelOutputError,
+)
 from deskresearch.prompts.common import JSON_MODE_INSTRUCTION
 from deskresearch.records import ModelSpec, Stage, Usage
 from deskresearch.safety.masking import mask_secrets
@@ -44,12 +50,6 @@ from deskresearch.state import merge_usage
 if TYPE_CHECKING:
     import openai
     from langchain_openai import ChatOpenAI
-
-NO_ENDPOINT = (
-    "no model endpoint configured: set OPENAI_API_KEY to use OpenAI, or point at an "
-    "OpenAI-compatible server (Ollama, vLLM, llama.cpp) with OPENAI_BASE_URL or --base-url, "
-    "e.g. http://localhost:11434/v1"
-)
 
 
 def usage_of(message: Any, *, stage: Stage, model: str) -> Usage:

@@ -11,12 +11,14 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver
 from platformdirs import user_data_dir
 
 from deskresearch.errors import ConfigError
+
+if TYPE_CHECKING:  # LangGraph is imported when a store is opened: the CLI checks paths first
+    from langgraph.checkpoint.base import BaseCheckpointSaver
 
 CHECKPOINTS_ENV = "DESKRESEARCH_CHECKPOINTS"
 _POSTGRES = ("postgres://", "postgresql://")
@@ -45,6 +47,8 @@ async def open_checkpointer(location: str) -> AsyncIterator[BaseCheckpointSaver[
         ConfigError: the file cannot be created, or PostgreSQL support is not installed.
     """
     if location == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
         yield InMemorySaver()
         return
     if location.startswith(_POSTGRES):
