@@ -251,6 +251,8 @@ def leave(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
+        except BrokenPipeError:  # `deskresearch --help | head -1`: the reader has left
+            code = code or EXIT_BROKEN_PIPE
         except (OSError, ValueError):
             pass
     if "langchain_core.tracers.langchain" in sys.modules:  # traces queued for LangSmith

@@ -52,6 +52,8 @@ class Prepared:
     ctx: Context
     topic: str
     head: HeadStart | None
+    checked: Future[None]  # the network pre-flight: done (or failed) before the head start
+    origins: dict[str, str]  # where each setting came from
 
 
 def prepare(ns: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> Prepared:
@@ -68,9 +70,37 @@ def prepare(ns: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> 
     given = gather(ns, environ)
     ctx = context_from(given)
     topic = clean_topic(ns.topic)
-    check_local(ctx, output_dir=ns.output_dir, checkpoints=ns.checkpoints or default_location(),
-                origins=origins(given, ns), environ=environ)  # fmt: skip
-    return Prepared(ctx, topic, begin(ctx, topic, environ))
+    where = origins(given, ns)
+    location = ns.checkpoints or default_location()
+    check_local(ctx, output_dir=ns.output_dir, checkpoints=location, origins=where,
+                environ=environ)  # fmt: skip
+    checked: Future[None] = Future()
+    threading.Thread(
+        target=_check_network, args=(checked, ctx, location, where, environ),
+        name="deskresearch-preflight", daemon=True,
+    ).start()  # fmt: skip
+    return Prepared(ctx, topic, begin(ctx, topic, environ, after=checked), checked, where)
+
+
+def _check_network(
+    into: Future[None],
+    ctx: Context,
+    location: str,
+    where: dict[str, str],
+    environ: Mapping[str, str],
+) -> None:
+    """The network pre-flight on its own thread, while the research path imports."""
+    import asyncio
+
+    from deskresearch.services.preflight import check_network
+
+    into.set_running_or_notify_cancel()
+    try:
+        asyncio.run(check_network(ctx, checkpoints=location, origins=where, environ=environ))
+    except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+        into.set_exception(exc)
+    else:
+        into.set_result(None)
 
 
 def request_body(model: str, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -94,8 +124,17 @@ def request_body(model: str, system: str, user: str, schema: dict[str, Any]) -> 
     }
 
 
-def begin(ctx: Context, topic: str, environ: Mapping[str, str] = os.environ) -> HeadStart | None:
-    """Send generate_keywords' request now, on a thread; None when it would not be used."""
+def begin(
+    ctx: Context,
+    topic: str,
+    environ: Mapping[str, str] = os.environ,
+    *,
+    after: Future[None] | None = None,
+) -> HeadStart | None:
+    """Send generate_keywords' request on a thread, once ``after`` (the pre-flight) passed.
+
+    None when the head start would not be used.
+    """
     spec = ctx.summary_spec()
     if spec.method not in ("auto", "json_schema"):  # the first method tried is not json_schema
         return None
@@ -134,7 +173,7 @@ def begin(ctx: Context, topic: str, environ: Mapping[str, str] = os.environ) -> 
             verify=tls_context(),  # one per CA source, shared with the other clients
         )
         threading.Thread(
-            target=_send, args=(head.reply, client, url, headers, body),
+            target=_send, args=(head.reply, client, url, headers, body, after),
             name="deskresearch-head-start", daemon=True,
         ).start()  # fmt: skip
     except Exception:  # noqa: BLE001 - a bad proxy or CA setting: the usual call reports it
@@ -152,8 +191,13 @@ def _send(
     url: str,
     headers: dict[str, str],
     body: dict[str, Any],
+    after: Future[None] | None = None,
 ) -> None:
-    """POST the request; any problem gives None, and the node asks the usual way."""
+    """POST the request once the pre-flight passed; any problem gives None (asked as usual)."""
+    if after is not None and after.exception() is not None:  # waits for it; a paid call
+        client.close()  # must not leave for a run that cannot start
+        into.set_result(None)
+        return
     if not into.set_running_or_notify_cancel():  # the run stopped waiting already
         client.close()
         return

@@ -123,10 +123,13 @@ class Session:
         else:
             prepared = self.prepared or prepare(self.ns)
             ctx, topic, head = prepared.ctx, prepared.topic, prepared.head
-            self.origins = origins(gather(self.ns, os.environ), self.ns)
+            self.origins = prepared.origins
             run_input = {"topic": topic}
         llm, search = _checked_services(ctx)
-        asyncio.run(check_network(ctx, checkpoints=self.location, origins=self.origins))
+        if self.ns.resume:
+            asyncio.run(check_network(ctx, checkpoints=self.location, origins=self.origins))
+        else:
+            prepared.checked.result()  # the network pre-flight, run while the imports went on
         if head is not None:
             llm = HeadStartChat(llm, head)
         final = asyncio.run(self._stream(run_input, ctx, topic, llm, search))

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from deskresearch.cli.options import OPTIONS, Option
-from deskresearch.config.context import Context
+from deskresearch.config.context import Context, problem
 from deskresearch.errors import ConfigError
 
 
@@ -122,5 +122,5 @@ def context_from(given: Mapping[str, Given]) -> Context:
             g = given.get(name)
             where = f" from {g.origin}" if g else ""
             fix = f" ({g.fix})" if g else ""
-            problems.append(f"{name}={err.get('input')!r}{where}: {err['msg']}{fix}")
+            problems.append(f"{name}={err.get('input')!r}{where}: {problem(err)}{fix}")
         raise ConfigError("invalid setting: " + "; ".join(problems)) from None

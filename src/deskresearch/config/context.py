@@ -167,6 +167,18 @@ def field_description(name: str) -> str:
     return str(fields[name].description or "") if name in fields else ""
 
 
+_PLAIN = {
+    ("search", "string_pattern_mismatch"): "not a search chain: name tavily, duckduckgo, "
+    "searxng or corpus, comma-separated in the order to try, or auto",
+}
+
+
+def problem(err: Mapping[str, Any]) -> str:
+    """Pydantic's words for a bad value, or plainer ones where its own are a regular expression."""
+    name = str(err["loc"][0]) if err.get("loc") else "?"
+    return _PLAIN.get((name, str(err.get("type"))), str(err["msg"]))
+
+
 def validated(values: Mapping[str, Any], *, source: str) -> Context:
     """Build a Context, turning pydantic's errors into one ConfigError naming every bad field."""
     try:
@@ -176,7 +188,7 @@ def validated(values: Mapping[str, Any], *, source: str) -> Context:
         for err in exc.errors():
             name = ".".join(str(p) for p in err["loc"]) or "?"
             lines.append(
-                f"{name}={err.get('input')!r}: {err['msg']} (set --{name.replace('_', '-')} "
+                f"{name}={err.get('input')!r}: {problem(err)} (set --{name.replace('_', '-')} "
                 f"or {ENV_PREFIX}{name.upper()})"
             )
         raise ConfigError(f"invalid setting from {source}: " + "; ".join(lines)) from None

@@ -1,0 +1,145 @@
+"""A user's mistake costs seconds, never a run: the command line as people get it wrong.
+
+One table: what a user types (arguments, environment), the exit code, the first line of stderr.
+Each row runs ``deskresearch`` as a process against the loopback web. Where the pre-flight
+should stop the run (exit 2, 3, 4), the row also checks that no model call was made (the head
+start included), no checkpoint was written and no output folder created, and that the error is
+one line with no traceback and no Python class name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration_tests.test_cli import cli
+from tests.support.loopback import FakeWeb
+from tests.support.server import free_port
+
+ROOT = Path(__file__).parents[2]
+TOPIC = "EV battery recycling"
+CP = ["--checkpoints", "{tmp}/store/runs.sqlite"]
+OUT = ["-o", "{tmp}/out"]
+PG_CLOSED = "postgresql://user:secret@127.0.0.1:{port}/research"
+E = "^deskresearch: error: "
+EB = "^deskresearch batch: error: "
+ER = "^deskresearch runs: error: "
+
+# (id, arguments, environment, exit code, first line of stderr (a regex))
+ROWS: list[tuple[str, list[str], dict[str, str], int, str]] = [
+    # usage: the command line itself (2)
+    ("no topic", [], {}, 2, E + "give a topic to start a run, or --resume"),
+    ("topic and --resume", ["--resume", "abc", TOPIC], {}, 2, E + "--resume abc continues a run with its own topic"),
+    ("typo in a flag", [TOPIC, "--reviw-plan"], {}, 2, E + r"unrecognized arguments: --reviw-plan \(--reviw-plan: did you mean --review-plan\?\)"),
+    ("typo in another flag", [TOPIC, "--max-fetchs", "3"], {}, 2, E + "unrecognized arguments.*did you mean --max-fetches"),
+    ("unknown format", [TOPIC, "--format", "pdf"], {}, 2, E + "argument --format: invalid choice: 'pdf'"),
+    ("not a number", [TOPIC, "--max-concurrency", "many"], {}, 2, E + "argument --max-concurrency: invalid int value"),
+    ("runs -n 0", ["runs", "-n", "0"], {}, 2, ER + "-n 0: give how many runs to list, 1 or more"),
+    ("runs -n -3", ["runs", "-n", "-3"], {}, 2, ER + "-n -3: give how many runs to list"),
+    ("runs typo", ["runs", "--jsn"], {}, 2, ER + r"unrecognized arguments: --jsn \(--jsn: did you mean --json\?\)"),
+    ("batch --review-plan", ["batch", "{tmp}/topics.txt", "--review-plan"], {}, 2, EB + "--review-plan pauses each run for a person"),
+    ("batch --concurrency 0", ["batch", "{tmp}/topics.txt", "--concurrency", "0"], {}, 2, EB + "--concurrency 0: give 1 or more"),
+    # a setting, an input, a path (3)
+    ("empty topic", ["   "], {}, 3, E + "topic is empty: pass a research question"),
+    ("value out of range", [TOPIC, "--url-per-query", "99"], {}, 3, E + "invalid setting: url_per_query='99' from the flag --url-per-query"),
+    ("bad variable", [TOPIC], {"DESKRESEARCH_PAGE_TIMEOUT_S": "soon"}, 3, E + "invalid setting: page_timeout_s='soon' from DESKRESEARCH_PAGE_TIMEOUT_S in the environment"),
+    ("zero fetches", [TOPIC, "--max-fetches", "0"], {}, 3, E + "invalid setting: max_fetches='0' from the flag --max-fetches"),
+    ("missing config file", [TOPIC, "--config", "{tmp}/nope.toml"], {}, 3, E + "--config .*nope.toml: cannot read it"),
+    ("config typo", [TOPIC, "--config", "{tmp}/typo.toml"], {}, 3, E + "--config .*typo.toml: 'url_per_qurey' is not a setting \\(did you mean url_per_query\\?\\)"),
+    ("output in /proc", [TOPIC, "-o", "/proc/nope", *CP], {}, 3, E + "the output folder /proc/nope cannot be written .* from the flag -o"),
+    ("output in /sys", [TOPIC, "-o", "/sys/nope/deeper", *CP], {}, 3, E + "the output folder /sys/nope/deeper cannot be written"),
+    ("output is a file", [TOPIC, "-o", "{tmp}/a-file/reports", *CP], {}, 3, E + "the output folder .*a-file/reports: .*a-file is not a folder"),
+    ("output in memory mode", [TOPIC, "-o", "/proc/nope", "--checkpoints", "memory"], {}, 3, E + "the output folder /proc/nope cannot be written"),
+    ("checkpoints in /proc", [TOPIC, *OUT, "--checkpoints", "/proc/x/runs.sqlite"], {}, 3, E + "the folder of the checkpoint store /proc/x cannot be written .* from the flag --checkpoints"),
+    ("checkpoints not SQLite", [TOPIC, *OUT, "--checkpoints", "{tmp}/a-file"], {}, 3, E + "the checkpoint store .*a-file is not a SQLite database"),
+    ("checkpoints a folder", [TOPIC, *OUT, "--checkpoints", "{tmp}"], {}, 3, E + "the checkpoint store .* is not a file"),
+    ("checkpoints from the environment", [TOPIC, *OUT], {"DESKRESEARCH_CHECKPOINTS": "/proc/x/r.sqlite"}, 3, E + "the folder of the checkpoint store .* from DESKRESEARCH_CHECKPOINTS in the environment"),
+    ("cache in /proc", [TOPIC, *OUT, *CP, "--cache", "--cache-path", "/proc/x/cache.sqlite"], {}, 3, E + "the folder of the cache file /proc/x cannot be written .* --no-cache"),
+    ("cache not SQLite", [TOPIC, *OUT, *CP, "--cache", "--cache-path", "{tmp}/a-file"], {}, 3, E + "the cache file .*a-file is not a SQLite database"),
+    ("endpoint without scheme", [TOPIC, *OUT, *CP], {"OPENAI_BASE_URL": "localhost:9"}, 3, E + "the model endpoint 'localhost:9' \\(from OPENAI_BASE_URL in the environment\\) is not an http\\(s\\) URL"),
+    ("endpoint flag ftp", [TOPIC, *OUT, *CP, "--base-url", "ftp://models.example/v1"], {}, 3, E + "the model endpoint 'ftp://models.example/v1' \\(from the flag --base-url\\) is not an http"),
+    ("no endpoint, no key", [TOPIC, *OUT, *CP], {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""}, 3, E + "no model endpoint configured: set OPENAI_API_KEY"),
+    ("key rejected", [TOPIC, *OUT, *CP], {"MODELS_STATUS": "401"}, 3, E + "the model endpoint http://127.0.0.1:\\d+/v1 rejected the API key \\(HTTP 401\\)"),
+    ("unknown search engine", [TOPIC, *OUT, *CP, "--search", "bing"], {}, 3, E + "invalid setting: search='bing' from the flag --search: not a search chain: name tavily"),
+    ("searxng without its URL", [TOPIC, *OUT, *CP, "--search", "searxng"], {}, 3, E + "search=searxng needs the instance's URL"),
+    ("corpus without a folder", [TOPIC, *OUT, *CP, "--search", "corpus"], {}, 3, E + "search=corpus needs a folder"),
+    ("corpus folder missing", [TOPIC, *OUT, *CP, "--search", "corpus", "--corpus-dir", "{tmp}/papers"], {}, 3, E + "corpus_dir=.*papers' is not a folder"),
+    ("tavily base URL not a URL", [TOPIC, *OUT, *CP, "--tavily-base-url", "tavily"], {}, 3, E + "tavily_base_url='tavily' is not an http\\(s\\) URL"),
+    ("resume from an empty store", ["--resume", "abc", "--checkpoints", "{tmp}/none.sqlite"], {}, 3, E + "no runs saved in .*none.sqlite yet"),
+    ("batch file missing", ["batch", "{tmp}/nope.txt", *OUT], {}, 3, EB + "cannot read the batch file .*nope.txt"),
+    ("batch output in /proc", ["batch", "{tmp}/topics.txt", "-o", "/proc/nope"], {}, 3, EB + "the output folder /proc/nope cannot be written"),
+    # a server the run needs does not answer (4)
+    ("endpoint closed port", [TOPIC, *OUT, *CP], {"OPENAI_BASE_URL": "{closed}/v1"}, 4, E + "the model endpoint http://127.0.0.1:\\d+/v1 does not answer \\(nothing accepts connections there\\).* OPENAI_BASE_URL in the environment"),
+    ("endpoint flag closed port", [TOPIC, *OUT, *CP, "--base-url", "{closed}/v1"], {}, 4, E + "the model endpoint .* does not answer .* from the flag --base-url"),
+    ("ollama not running", [TOPIC, *OUT, *CP, "--summary-model", "ollama:llama3.1"], {}, 4, E + "the model endpoint http://localhost:11434/v1 does not answer .* from the flag --summary-model"),
+    ("searxng closed port", [TOPIC, *OUT, *CP, "--search", "searxng", "--searxng-url", "{closed}"], {}, 4, E + "the SearXNG server http://127.0.0.1:\\d+ does not answer .* from the flag --searxng-url"),
+    ("postgres closed port", [TOPIC, *OUT, "--checkpoints", PG_CLOSED], {}, 4, E + "the checkpoint database postgresql://user:\\*\\*\\*@127.0.0.1:\\d+/research does not answer"),
+    ("batch postgres closed port", ["batch", "{tmp}/topics.txt", *OUT, "--checkpoints", PG_CLOSED], {}, 4, EB + "the checkpoint database postgresql://user:\\*\\*\\*@"),
+    ("batch ray address closed", ["batch", "{tmp}/topics.txt", *OUT, "--ray", "127.0.0.1:{port}"], {}, 4, EB + "no Ray cluster answers at 127.0.0.1:\\d+ \\(nothing accepts connections there\\)"),
+]  # fmt: skip
+
+
+def fill(text: str, tmp: Path, closed: str, port: int) -> str:
+    return text.replace("{tmp}", str(tmp)).replace("{closed}", closed).replace("{port}", str(port))
+
+
+def setup(tmp: Path) -> None:
+    (tmp / "a-file").write_text("not a database\n", encoding="utf-8")
+    (tmp / "typo.toml").write_text("url_per_qurey = 2\n", encoding="utf-8")
+    (tmp / "topics.txt").write_text(f"{TOPIC}\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize(("case", "args", "env", "code", "first"), ROWS, ids=[r[0] for r in ROWS])
+def test_a_mistake_is_one_line_before_any_call(
+    web: FakeWeb, tmp_path: Path, case: str, args: list[str], env: dict[str, Any], code: int,
+    first: str,
+) -> None:  # fmt: skip
+    setup(tmp_path)
+    port = free_port()
+    closed = f"http://127.0.0.1:{port}"
+    env = {k: fill(v, tmp_path, closed, port) for k, v in env.items()}
+    web.models_status = int(env.pop("MODELS_STATUS", "200"))
+    proc = cli(web, *[fill(a, tmp_path, closed, port) for a in args], env=env)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == code, (case, proc.stderr)
+    assert lines and re.search(first, lines[0]), (case, lines[:3])
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, (case, proc.stderr)
+    assert not re.search(r"\b[A-Z]\w+(Error|Exception)\b", lines[0]), "no Python class names"
+    assert web.model.requests == [], "no model call, the head start included"
+    assert not (tmp_path / "store").exists(), "no checkpoint written"
+    assert not (tmp_path / "out").exists(), "no output folder created"
+
+
+def test_the_table_covers_enough_mistakes() -> None:
+    assert len(ROWS) >= 40 and {r[3] for r in ROWS} == {2, 3, 4}
+
+
+def test_debug_shows_the_traceback_before_the_line(web: FakeWeb, tmp_path: Path) -> None:
+    proc = cli(web, TOPIC, "-o", "/proc/nope", "--checkpoints", "memory", "--debug")
+    assert proc.returncode == 3 and proc.stderr.startswith("Traceback")
+    assert proc.stderr.strip().splitlines()[-1].startswith("deskresearch: error: the output")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["runs", "--checkpoints", "{store}"]])
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path: Path, args: list[str]) -> None:
+    """`deskresearch runs | head -1`: the reader left; no traceback, the shell's SIGPIPE code."""
+    store = tmp_path / "runs.sqlite"
+    sqlite3.connect(store).close()  # a store with no runs: `runs` still prints its header
+    argv = ["deskresearch", *(a.replace("{store}", str(store)) for a in args)]
+    script = ("import os, sys\nread, write = os.pipe()\nos.close(read)\nos.dup2(write, 1)\n"
+              f"sys.argv = {argv!r}\nfrom deskresearch.cli import run\nrun()\n")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DESKRESEARCH_")}
+    proc = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    # argparse drops a failed write of --help itself; `runs` ends as a shell expects
+    assert proc.returncode == (
+        141 if args[0] == "runs" else proc.returncode
+    ) and proc.returncode in (0, 141), proc.stderr
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
