@@ -41,6 +41,11 @@ class Line:
     counted: bool = True  # show tasks finished / started
     notes: tuple[tuple[str, str], ...] = ()  # (event name, word): tallied, e.g. "2 failed"
     detail: Callable[[dict[str, Any]], str] | None = None  # from the latest event's fields
+    one: str = ""  # the label for a count of 1 ("page read"); "" when it is the same
+
+    def counted_as(self, n: int) -> str:
+        """``n`` with the label in the right number: 1 page read, 2 pages read."""
+        return f"{n} {self.one if n == 1 and self.one else self.label}"
 
 
 def _citations(event: dict[str, Any]) -> str:
@@ -75,12 +80,17 @@ def _round(event: dict[str, Any]) -> str:
 
 LINES: tuple[Line, ...] = (
     Line("keywords", ("generate_keywords", "keywords_fallback"), False, detail=_listed("keywords")),
-    Line("searches", ("search_keyword", "search_query")),
+    Line("searches", ("search_keyword", "search_query"), one="search"),
     Line("queries planned", ("plan_queries",), False, detail=_listed("queries")),
-    Line("results ranked", ("rank_urls",)),
-    Line("pages read", ("read_page",), notes=(("fallback", "failed"), ("rejected", "rejected"))),
-    Line("chunks summarised", ("summarise_chunk",)),
-    Line("pages merged", ("reduce_page",), notes=(("dropped", "not relevant"),)),
+    Line("results ranked", ("rank_urls",), one="result ranked"),
+    Line(
+        "pages read",
+        ("read_page",),
+        notes=(("fallback", "failed"), ("rejected", "rejected")),
+        one="page read",
+    ),  # fmt: skip
+    Line("chunks summarised", ("summarise_chunk",), one="chunk summarised"),
+    Line("pages merged", ("reduce_page",), notes=(("dropped", "not relevant"),), one="page merged"),
     Line("research rounds", ("reflect",), False, detail=_round),
     Line("sources", ("collect_sources",), False, detail=_counted("sources", "numbered")),
     Line(
@@ -90,7 +100,7 @@ LINES: tuple[Line, ...] = (
         (("fallback", "one call instead"),),
         _counted("sections", "sections"),
     ),  # fmt: skip
-    Line("report sections", ("write_section", "write_report")),
+    Line("report sections", ("write_section", "write_report"), one="report section"),
     Line(
         "citations checked",
         (
@@ -231,5 +241,5 @@ class Tracker:
         for line in self.lines:
             st = self.state[line.label]
             if line.counted and st.finished:
-                parts.append(f"{st.finished} {line.label}")
+                parts.append(line.counted_as(st.finished))
         return ", ".join(parts)

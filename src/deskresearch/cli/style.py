@@ -15,6 +15,10 @@ import sys
 import traceback
 from typing import NoReturn
 
+from deskresearch.text.clean import plural
+
+__all__ = ["CommandParser", "plural", "report"]
+
 EXIT_OK = 0  # a report was written
 EXIT_ERROR = 1  # a bug: the line says so, --debug shows the traceback
 EXIT_USAGE = 2  # the command line itself: an unknown flag, a missing topic, a bad value
@@ -29,11 +33,6 @@ EXIT_CODES = (
     "4 a server does not answer, 5 insufficient evidence, 1 bug, 130 interrupted"
 )
 _UNKNOWN = re.compile(r"unrecognized arguments: (.+)")
-
-
-def plural(n: int, word: str, words: str = "") -> str:
-    """``1 topic``, ``2 topics``; ``words`` for an irregular plural."""
-    return f"{n} {word if n == 1 else words or word + 's'}"
 
 
 class CommandParser(argparse.ArgumentParser):

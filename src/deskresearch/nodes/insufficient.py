@@ -11,6 +11,7 @@ from deskresearch.errors import budget_reached
 from deskresearch.progress import cached_calls_note, emit
 from deskresearch.services.storage.claims import PageClaims
 from deskresearch.state import ResearchState
+from deskresearch.text.clean import plural
 
 _DROPPED = ("not_relevant", "blocked", "failed", "duplicate")
 
@@ -24,8 +25,8 @@ def reason_of(state: ResearchState) -> str:
         return "the token budget ran out before a page was summarised: raise token_budget"
     pages = [p for p in state["provenance"] if "://" in p["subject"] and p["outcome"] in _DROPPED]
     return (
-        f"no usable source: {len({p['subject'] for p in pages})} page(s) considered, none "
-        "relevant and readable"
+        f"no usable source: {plural(len({p['subject'] for p in pages}), 'page')} considered, "
+        "none relevant and readable"
         if pages
         else "no usable source: no search returned a page"
     )

@@ -22,6 +22,7 @@ from deskresearch.grounding.citations import render_references
 from deskresearch.grounding.draft import language_code
 from deskresearch.grounding.ledger import summary_line
 from deskresearch.report.html_claims import markdown_renderer, render_body, unmarked
+from deskresearch.text.clean import plural
 
 _SAFE_URL = re.compile(r"^(?:https?|file)://[^\s\x00-\x1f\x7f\"'<>`]+$", re.IGNORECASE)
 _REFS_HEADING = re.compile(r"^## References[ \t]*$", re.MULTILINE)
@@ -172,7 +173,7 @@ def rounds_html(rounds: Sequence[Mapping[str, Any]]) -> str:
         gaps = "".join(f"<li>{escape(str(g))}</li>" for g in r.get("gaps") or [])
         left = f"<p>Still missing after it:</p><ul>{gaps}</ul>" if gaps else ""
         items.append(
-            f"<li>Round {int(r.get('round') or 0)}: {int(r.get('pages') or 0)} pages read, "
+            f"<li>Round {int(r.get('round') or 0)}: {plural(int(r.get('pages') or 0), 'page')} read, "
             f"{int(r.get('tokens') or 0):,} tokens, {float(r.get('seconds') or 0):.1f} s"
             f"<ul>{''.join(queries)}</ul>{left}</li>"
         )

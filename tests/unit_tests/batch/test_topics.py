@@ -89,10 +89,10 @@ def test_a_bad_flag_or_variable_is_named_once_before_any_line_runs(
     file = tmp_path / "t.txt"
     file.write_text("first topic\nsecond topic\n", encoding="utf-8")
     out = tmp_path / "out"
-    assert main([str(file), "-o", str(out), "--max-keywords", "abc"]) == 1
+    assert main([str(file), "-o", str(out), "--max-keywords", "abc"]) == 3
     err = capsys.readouterr().err
     assert "from the flag --max-keywords" in err and "line 1" not in err
     monkeypatch.setenv("DESKRESEARCH_URL_PER_QUERY", "many")
-    assert main([str(file), "-o", str(out)]) == 1
+    assert main([str(file), "-o", str(out)]) == 3
     assert "DESKRESEARCH_URL_PER_QUERY in the environment" in capsys.readouterr().err
     assert not out.exists()  # nothing written before the settings are right

@@ -133,7 +133,7 @@ async def test_insufficient_evidence_lists_what_was_tried_without_a_model() -> N
     update = await insufficient_evidence(state(provenance=prov), runtime())
     assert update["status"] == "insufficient_evidence"
     assert "q1" in update["report"] and "https://x.org: blocked (captcha)" in update["report"]
-    assert update["reason"].startswith("no usable source: 1 page(s) considered")
+    assert update["reason"].startswith("no usable source: 1 page considered")
 
 
 async def test_finish_report_never_says_ok_for_a_report_that_cites_no_page_read() -> None:
