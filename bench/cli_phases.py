@@ -161,6 +161,8 @@ def _after_head_start() -> bool:
     except ImportError:
         return False
     mark("head-start module import done (the command imports it in its head start)")
+    _around(headstart, "check_local", "pre-flight, local (before the head start)")
+    _around(headstart, "_check_network", "pre-flight, network (on a thread; the head start waits)")
     original = headstart.prepare
 
     @functools.wraps(original)

@@ -69,7 +69,8 @@ def test_a_second_run_keeps_the_first_report_and_runs_lists_both(
         validate(out / "ev-battery-recycling-2.json"),
     ]
     assert [d["language"] for d in docs] == ["en-us", "German"]  # the first was not overwritten
-    listed = cli(None, "runs", "-o", str(out), "--json", env=store)
+    # No -o: `runs` finds each run's files where its own -o put them (saved with the run).
+    listed = cli(None, "runs", "--json", env=store)
     assert listed.returncode == 0, listed.stderr
     rows = [json.loads(line) for line in listed.stdout.splitlines()]
     assert [r["thread_id"] for r in rows] == [docs[1]["thread_id"], docs[0]["thread_id"]]
