@@ -66,14 +66,14 @@ async def test_stale_pages_are_revalidated_not_downloaded(web: FakeWeb, tmp_path
 
 def test_cli_reruns_from_the_cache_and_no_cache_turns_it_off(web: FakeWeb, tmp_path: Path) -> None:
     env = {"DESKRESEARCH_CACHE": "true", "DESKRESEARCH_CACHE_PATH": str(tmp_path / "c.sqlite")}
-    first = cli(web, TOPIC, "-o", str(tmp_path / "a"), "-q", env=env)
+    first = cli(web, TOPIC, "-o", str(tmp_path / "a"), "--progress", "plain", env=env)
     assert first.returncode == 0, first.stderr
     models = kinds(web)["model"]
-    second = cli(web, TOPIC, "-o", str(tmp_path / "b"), "-q", env=env)
+    second = cli(web, TOPIC, "-o", str(tmp_path / "b"), "--progress", "plain", env=env)
     assert second.returncode == 0, second.stderr
     assert kinds(web)["model"] == models
     assert f"model calls: {models} ({models} from the cache)" in second.stderr
     assert "tokens: 0 in / 0 out" in second.stderr
-    third = cli(web, TOPIC, "-o", str(tmp_path / "c"), "-q", "--no-cache", env=env)
+    third = cli(web, TOPIC, "-o", str(tmp_path / "c"), "--progress", "plain", "--no-cache", env=env)
     assert third.returncode == 0, third.stderr
     assert kinds(web)["model"] == 2 * models and "(0 from the cache)" in third.stderr

@@ -77,7 +77,7 @@ def test_kill_9_mid_run_then_another_process_resumes_only_unfinished_work(
         log = tmp_path / "first.log"
         with log.open("w") as stderr:
             first = subprocess.Popen(
-                cli(TOPIC, "-o", str(tmp_path), "-q"), env=env_for(web, db), cwd=ROOT,
+                cli(TOPIC, "-o", str(tmp_path), "--progress", "plain"), env=env_for(web, db), cwd=ROOT,
                 stderr=stderr,
             )  # fmt: skip
         deadline = time.monotonic() + 60
