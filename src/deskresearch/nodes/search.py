@@ -16,6 +16,7 @@ from deskresearch.safety.injection import clean_line
 from deskresearch.safety.urls import canonical_url, url_problem
 from deskresearch.services.base import SearchService
 from deskresearch.state import KeywordHits, KeywordTask, QueryState
+from deskresearch.text.plural import plural
 
 
 def checked_hits(hits: list[SearchHit], stage: Stage) -> tuple[list[SearchHit], list[Provenance]]:
@@ -68,7 +69,7 @@ async def _search(
     provenance += [
         note(stage, query, "fallback", f"passed over {why}") for why in result.passed_over
     ]
-    found = f"{result.backend}: {len(result.hits)} results"
+    found = f"{result.backend}: {plural(len(result.hits), 'result')}"
     if result.cached:
         provenance.append(note(stage, query, "cached", f"{found}, from today's cache (not sent)"))
     else:
@@ -91,7 +92,7 @@ async def search_query(
     """Search one research query (unless the keyword stage already did); rank_urls orders its hits."""
     known = state.get("known_hits")
     if known is not None:
-        reason = f"same search as the keyword stage: its {len(known)} results reused"
+        reason = f"same search as the keyword stage: its {plural(len(known), 'result')} reused"
         return {
             "hits": known,
             "provenance": [note("search_query", state["query"], "duplicate", reason)],

@@ -97,7 +97,7 @@ async def test_a_fallback_to_the_next_backend_is_recorded() -> None:
     assert update["keyword_hits"][0]["hits"] == [hit(3)]
     outcomes = [(p["outcome"], p["reason"]) for p in update["provenance"]]
     assert outcomes == [("fallback", "passed over tavily: HTTP 429"),
-                        ("issued", "duckduckgo: 1 results")]  # fmt: skip
+                        ("issued", "duckduckgo: 1 result")]  # fmt: skip
 
 
 async def test_malformed_result_urls_are_dropped_with_a_reason_and_titles_cleaned() -> None:
