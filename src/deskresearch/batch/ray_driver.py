@@ -18,13 +18,15 @@ from typing import Any
 
 from deskresearch.batch.board import Board
 from deskresearch.batch.coordinator import Coordinator
+from deskresearch.batch.ledger import Ledger
 from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.ray_task import run_topic
-from deskresearch.batch.runner import Job, finished_values
+from deskresearch.batch.runner import Job, finished_values, one_line
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
 from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
 from deskresearch.services.storage.checkpoints import open_checkpointer
+from deskresearch.text.plural import plural
 
 ENDPOINTS = ("OPENAI_BASE_URL", "SEARXNG_URL")  # not secret: sent to the nodes
 KEYS = ("OPENAI_API_KEY", "TAVILY_API_KEY")  # secret: sent only with --forward-keys
@@ -148,6 +150,7 @@ def _drive(
     """Submit (bounded by --concurrency), follow progress, collect results as they come."""
     by_thread = {j.topic.thread_id: j for j in jobs}
     first_start: dict[str, float] = {}
+    ledger = Ledger()  # every attempt's calls, a lost one's included
     queue, in_flight = deque(jobs), dict[Any, Job]()
     limit = opts.concurrency or len(jobs)
     while queue or in_flight:
@@ -157,29 +160,35 @@ def _drive(
         ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=POLL_S)
         for thread, event in ray.get(coordinator.drain.remote()):
             job = by_thread[thread]
-            if event.get("stage") == "batch":
+            if event.get("stage") == "batch" and event.get("event") == "started":
                 first_start.setdefault(thread, time.time())
                 board.started(job.topic, node=event["node"], resumed=event["resumed"])
-            else:
+            elif not ledger.record(thread, event):
                 board.event(job.topic, event)
         for ref in ready:
             job = in_flight.pop(ref)
             wall = time.time() - first_start.get(job.topic.thread_id, time.time())
-            _done(_result(ray, ref, job, wall, opts, outputs), board, summary)
+            _done(_result(ray, ref, job, wall, ledger, outputs), board, summary)
 
 
-def _result(ray: Any, ref: Any, job: Job, wall: float, opts: RayOptions, outputs: Outputs) -> Row:
+def _result(ray: Any, ref: Any, job: Job, wall: float, ledger: Ledger, outputs: Outputs) -> Row:
     t = job.topic
     try:
         out = ray.get(ref)
-    except ray.exceptions.RayError as exc:
-        cause = type(exc).__name__
-        return failed_row(t, f"its Ray task was lost {opts.retries + 1} times ({cause}): run "
-                          "the batch again to resume it", wall_s=wall)  # fmt: skip
+    except ray.exceptions.RayTaskError as exc:  # the task's own code raised, outside the run
+        return failed_row(t, f"its Ray task failed: {one_line(exc.cause)}", wall_s=wall,
+                          usage=ledger.usage(t.thread_id, []))  # fmt: skip
+    except ray.exceptions.RayError as exc:  # its worker or node died, every retry too
+        tries = plural(ledger.attempts(t.thread_id), "attempt")
+        return failed_row(t, f"its Ray task was lost ({tries} began; {type(exc).__name__}): "
+                          "run the batch again to resume it", wall_s=wall,
+                          usage=ledger.usage(t.thread_id, []))  # fmt: skip
+    ledger.settle(t.thread_id, out.get("attempts") or {})
     if "error" in out:
-        row = failed_row(t, out["error"], wall_s=wall)
+        row = failed_row(t, out["error"], wall_s=wall, usage=ledger.usage(t.thread_id, []))
     else:
         files = outputs.save(job, out["values"], run=out["run"], wall_s=wall)
-        row = row_for(t, out["values"], run=out["run"], wall_s=wall, files=files)
+        usage = ledger.usage(t.thread_id, out["values"].get("usage") or [])
+        row = row_for(t, out["values"], run=out["run"], wall_s=wall, files=files, usage=usage)
     row.node, row.rss_mb = out["node"], round(out["rss_mb"], 1)
     return row
