@@ -31,6 +31,8 @@ from deskresearch.text.plural import plural
 ENDPOINTS = ("OPENAI_BASE_URL", "SEARXNG_URL")  # not secret: sent to the nodes
 KEYS = ("OPENAI_API_KEY", "TAVILY_API_KEY")  # secret: sent only with --forward-keys
 POLL_S = 0.5
+# Ray collects usage statistics unless told not to (this variable wins over ~/.ray/config.json).
+USAGE_STATS = "RAY_USAGE_STATS_ENABLED"
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,26 @@ def node_env(forward_keys: bool) -> dict[str, str]:
     names = ENDPOINTS + (KEYS if forward_keys else ())
     env = {n: os.environ[n] for n in names if os.environ.get(n)}
     env["DESKRESEARCH_WORKERS"] = os.environ.get("DESKRESEARCH_WORKERS", "0")
+    env[USAGE_STATS] = os.environ.get(USAGE_STATS, "0")
     return env
+
+
+def import_ray() -> Any:
+    """Import Ray with its usage statistics off, unless the user's environment turns them on.
+
+    Nothing leaves the machine that the user did not ask for. Ray reads the setting from the
+    environment whenever it checks, so it is set here, before anything of Ray runs in this
+    process; the tasks get it through their runtime environment (``node_env``).
+
+    Raises:
+        ConfigError: Ray is not installed.
+    """
+    os.environ.setdefault(USAGE_STATS, "0")
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("--ray needs Ray: pip install 'deskresearch[ray]'") from None
+    return ray
 
 
 def check_location(location: str) -> None:
@@ -104,11 +125,9 @@ def run_ray(
         ConfigError: checkpoints are not PostgreSQL, Ray is not installed, or no cluster answers.
     """
     check_location(opts.location)
-    try:
-        import ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-    except ImportError:
-        raise ConfigError("--ray needs Ray: pip install 'deskresearch[ray]'") from None
+    ray = import_ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
     left = asyncio.run(_skip_finished(jobs, opts.location, outputs, board, summary))
     if not left:
         return
