@@ -12,10 +12,10 @@ shared endpoint and live in ``services.limits.Limiter``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
@@ -27,6 +27,9 @@ from deskresearch.errors import BudgetExhausted
 from deskresearch.records import Stage, Usage
 
 METER_KEY = "__deskresearch_meter"  # "__": LangGraph keeps it out of checkpoint metadata
+CallListener = Callable[[Literal["sent", "answered"], Stage, str, Usage | None], None]
+"""Hears each model call of a run twice: when it is sent (no usage yet) and when it ends (its
+usage, or None when it ended without an answer). A batch counts every attempt's calls with it."""
 BUDGETED: frozenset[Stage] = frozenset({"rank_urls", "summarise_chunk", "reduce_page"})
 """Stages that gather evidence: the token budget and the run's retry budget apply to them only,
 so a page that eats retries can never leave the keywords, the plan or the report without."""
@@ -39,11 +42,23 @@ class RunMeter:
     tokens: int = 0
     retries: int = 0
     budget_stopped: bool = False  # a gathering call was refused for the token budget
+    listener: CallListener | None = None  # told of every call sent and answered (a batch's)
 
     def charge(self, usage: Usage | None) -> None:
         """Add a call's tokens."""
         if usage:
             self.tokens += usage["input_tokens"] + usage["output_tokens"]
+
+    def sending(self, stage: Stage, model: str) -> None:
+        """A call is about to be sent (the listener hears it before the provider does)."""
+        if self.listener is not None:
+            self.listener("sent", stage, model, None)
+
+    def answered(self, stage: Stage, model: str, usage: Usage | None) -> None:
+        """A call sent with ``sending`` ended: charge its tokens (None: no answer came)."""
+        self.charge(usage)
+        if self.listener is not None:
+            self.listener("answered", stage, model, usage)
 
     def check(self, stage: Stage, budget: int) -> None:
         """Refuse a gathering call once ``budget`` (0: none) is spent; the report is always written.

@@ -3,6 +3,7 @@
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -50,9 +51,14 @@ def test_a_batch_writes_every_report_and_its_summary_and_shares_the_call_limit(
         assert Path(row["files"][-1]).is_file() and topic in Path(row["files"][-1]).read_text(
             "utf-8"
         )
+        # No attempt was lost: the batch's accounting is each result's own, cost included.
+        totals = json.loads(Path(row["files"][-1]).read_text("utf-8"))["totals"]
+        assert (row["model_calls"], row["tokens_in"]) == (totals["calls"], totals["input_tokens"])
+        assert row["cost_usd"] == totals["estimated_cost_usd"] and row["cost_usd"] > 0
     with (out / "batch.csv").open(encoding="utf-8") as f:
         table = list(csv.DictReader(f))
     assert [r["topic"] for r in table] == TOPICS and all(r["status"] == "ok" for r in table)
+    assert all(float(r["cost_usd"]) > 0 for r in table)
     assert f"line 3: ok: {TOPICS[2]}" in proc.stderr  # plain lines: stderr is not a terminal
     # One limit for the whole batch: never more than 2 model calls in flight across 4 topics...
     model = [c for c in web.log if c.kind == "model"]
@@ -112,6 +118,17 @@ def test_bad_lines_are_named_and_skipped_and_the_other_topics_run(
     german = Path(rows[9]["files"][-1]).read_text(encoding="utf-8")
     assert '"language": "de"' in german and '"url_per_query": 2' in german
     assert "2 topics: 2 ok; 5 lines skipped" in err
+
+
+def test_one_topic_and_one_bad_line_are_counted_in_the_singular(
+    web: FakeWeb, tmp_path: Path
+) -> None:
+    file = write_topics(tmp_path / "topics.txt", [TOPICS[0], '{"topic": ""}'])
+    proc = batch(env_for(web, tmp_path), str(file), "-o", str(tmp_path / "out"))
+    assert proc.returncode == 1, proc.stderr  # a line was skipped
+    assert ": 1 topic in this process;" in proc.stderr
+    assert "1 topic: 1 ok; 1 line skipped" in proc.stderr
+    assert not re.search(r"\b1 (topics|lines|words|sources|results)\b", proc.stderr)
 
 
 def test_a_failing_topic_loses_no_one_else_and_reruns_redo_only_what_is_unfinished(

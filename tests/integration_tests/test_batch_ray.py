@@ -46,4 +46,4 @@ def test_the_ray_cluster_tests_pass_in_a_network_namespace_of_their_own() -> Non
     )
     print(tail)  # noqa: T201 - the node-kill figures, shown with -s
     assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-4000:]
-    assert "3 passed" in proc.stdout
+    assert "4 passed" in proc.stdout

@@ -144,6 +144,30 @@ def test_clicking_a_sentence_or_pressing_its_button_shows_its_evidence(
     assert not page.is_visible("#ev-1"), "following a citation link does not toggle evidence"
 
 
+def test_the_question_asked_is_the_first_thing_a_reader_sees(opened: Watched) -> None:
+    page = opened.page
+    assert page.is_visible("#question")
+    assert TOPIC in page.inner_text("#question")
+    asked = page.locator("#question").bounding_box()
+    title = page.locator("#report h1").first.bounding_box()
+    assert asked and title and asked["y"] + asked["height"] <= title["y"], "above the report"
+
+
+def test_each_evidence_card_names_its_verdict_once(
+    opened: Watched, written: tuple[Path, dict[str, Any]]
+) -> None:
+    page, data = opened.page, written[1]
+    page.click("#toggle-all")  # every card open, as a reader who wants them all
+    cards = page.eval_on_selector_all(
+        ".evidence", "els => els.map(e => [Number(e.id.slice(3)), e.innerText])"
+    )
+    shown = [i for i, c in enumerate(data["citations"]) if c["sentence"]]
+    assert [i for i, _ in cards] == shown and cards
+    for i, text in cards:
+        verdict = data["citations"][i]["verdict"]
+        assert text.lower().count(verdict) == 1, f"card {i} says {verdict!r} more than once: {text}"
+
+
 def test_print_hides_the_controls_and_shows_where_links_go(opened: Watched) -> None:
     page = opened.page
     page.emulate_media(media="print")

@@ -19,11 +19,12 @@ from langgraph_sdk import get_client
 from tests.support.batches import batch, summary, write_topics
 from tests.support.canary import Listener, listening
 from tests.support.loopback import FakeWeb, serve
-from tests.support.runs import loopback_env
+from tests.support.runs import LOOPBACK, loopback_env
 from tests.support.server import dev_server
 
 pytestmark = pytest.mark.anyio
 SECRET = "sk-server-secret"
+SEARXNG = "http://bot:searx-password@127.0.0.9:9/"  # the deployment's, with a credential
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,8 @@ def canary() -> Iterator[Listener]:
 
 @pytest.fixture(scope="module")
 def server(web: FakeWeb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    env = loopback_env(web, OPENAI_API_KEY=SECRET, TAVILY_API_KEY="tvly-server-secret")
+    env = loopback_env(web, OPENAI_API_KEY=SECRET, TAVILY_API_KEY="tvly-server-secret",
+                       DESKRESEARCH_SEARXNG_URL=SEARXNG)  # fmt: skip
     with dev_server(env, tmp_path_factory.mktemp("server") / "server.log") as url:
         yield url
 
@@ -141,7 +143,9 @@ async def test_open_settings_and_the_deployments_own_values_still_work(server: s
     assert isinstance(out, dict) and out["status"] == "ok"
 
 
-async def test_the_studio_form_is_described_grouped_and_marks_locked_settings(server: str) -> None:
+async def test_the_studio_form_is_described_grouped_and_marks_locked_settings(
+    server: str, web: FakeWeb
+) -> None:
     async with get_client(url=server) as client:
         [assistant] = await client.assistants.search(graph_id="researcher")
         schemas: dict[str, Any] = dict(
@@ -159,5 +163,13 @@ async def test_the_studio_form_is_described_grouped_and_marks_locked_settings(se
         "base_url", "tavily_base_url", "searxng_url", "corpus_dir", "allow_hosts", "cache_path"
     }  # fmt: skip
     assert form["url_per_query"]["maximum"] == 20 and form["url_per_query"]["minimum"] == 1
+    # The defaults are what this server will use (its environment), not the class's.
+    assert form["tavily_base_url"]["default"] == web.base
+    assert form["allow_hosts"]["default"] == LOOPBACK
+    assert form["base_url"]["default"] == web.base + "/v1"  # OPENAI_BASE_URL, the fallback
+    assert form["searxng_url"]["default"] == "http://bot:***@127.0.0.9:9/"  # masked
+    assert form["search"]["default"] == "tavily" and form["cache"]["default"] is False
+    shown = json.dumps(schemas)
+    assert "searx-password" not in shown and SECRET not in shown
     topic = schemas["input_schema"]["properties"]["topic"]
     assert topic.get("examples") and schemas["input_schema"].get("examples")

@@ -1,9 +1,12 @@
 """`deskresearch batch --ray` on a real two-node cluster: every report, limits across nodes,
-nothing redone after a finished batch, and a worker node killed mid-run costs only its
-in-flight work."""
+nothing redone after a finished batch, a worker node killed mid-run costs only its in-flight
+work and batch.json counts every call the model server saw, and the driver keeps Ray's usage
+statistics off and connects to nothing but loopback."""
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import re
 import signal
 import subprocess
@@ -55,9 +58,13 @@ def reference(
     file = write_topics(tmp / "topics.txt", TOPICS)
     args = [str(file), "-o", str(tmp / "out"), "--ray", cluster.address, "--max-model-calls", "2"]
     seen = len(ray_web.log)
-    proc = batch(driver_env(ray_web, postgres), *args)
+    audit = tmp / "audit.json"  # the driver, run under an audit hook (tests/support/audited.py)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.support.audited", str(audit), "batch", *args],
+        env=driver_env(ray_web, postgres), cwd=ROOT, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
     log = ray_web.log[seen:]
-    return {"proc": proc, "args": args, "log": log, "out": tmp / "out"}
+    return {"proc": proc, "args": args, "log": log, "out": tmp / "out", "audit": audit}
 
 
 def test_six_topics_over_two_nodes_each_end_with_a_report_under_one_call_limit(
@@ -74,6 +81,26 @@ def test_six_topics_over_two_nodes_each_end_with_a_report_under_one_call_limit(
     # The model-call limit holds across processes and nodes: the Coordinator actor's slots.
     assert peak_overlap(reference["log"], "model") <= 2
     assert set(calls_per_topic(reference["log"])) - {""} == set(TOPICS)
+
+
+def test_the_driver_keeps_rays_usage_statistics_off_and_connects_only_to_loopback(
+    reference: dict[str, Any],
+) -> None:
+    assert reference["proc"].returncode == 0, reference["proc"].stderr[-3000:]
+    seen = json.loads(reference["audit"].read_text(encoding="utf-8"))
+    assert seen["ray_usage_stats"] is False  # as Ray itself reports it, in the driver
+    assert seen["opened"], "the audit hook was live in the driver"
+    inet = [a for a in seen["connect"] if isinstance(a, list)]  # (host, port[, ...]); else a path
+    outside = [a for a in inet if not _loopback(a[0])]
+    assert outside == [], f"the driver tried to reach {outside}"
+    assert [h for h in seen["getaddrinfo"] if h and not _loopback(h)] == []
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def test_running_the_finished_batch_again_asks_nothing(
@@ -150,9 +177,14 @@ def test_a_worker_node_killed_mid_run_loses_only_its_in_flight_calls(
         else:
             assert calls[topic] == reference_calls[topic], topic
     redone = sum(calls.values()) - sum(reference_calls.values())
+    # batch.json counts every call the model server saw, the dead node's too. A call in the
+    # instant between its report and its request when the node died counts without having
+    # arrived: at most the calls in flight then.
+    counted = sum(r["model_calls"] for r in rows)
+    assert len(log) <= counted <= len(log) + len(in_flight), (counted, len(log))
     print(  # noqa: T201 - the figures the issue asks for, shown with -s
         f"\nnode kill: {len(resumed)} topics resumed on the head node; model calls "
         f"{sum(calls.values())} vs {sum(reference_calls.values())} uninterrupted "
         f"({redone} redone, {len(in_flight)} were in flight); {len(settled_keys)} calls "
-        f"settled before the kill, none asked again"
+        f"settled before the kill, none asked again; batch.json counts {counted} model calls"
     )

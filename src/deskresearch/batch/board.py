@@ -2,6 +2,8 @@
 
 The table has a row per topic (stage, pages read, sources cited, status, time); without a
 terminal (a pipe, a log file, CI) each topic prints a line when it starts and when it ends.
+A stage is named as the single run's panel names it (``cli.progress.LINES``: "searches",
+"pages read", "citations checked"), never by its graph node.
 """
 
 from __future__ import annotations
@@ -19,10 +21,14 @@ from rich.text import Text
 
 from deskresearch.batch.summary import Row
 from deskresearch.batch.topics import Topic
+from deskresearch.cli.progress import LINES
+from deskresearch.text.plural import plural
 
 Mode = Literal["live", "plain", "quiet"]
 TOPIC_CHARS = 48
 _STYLE = {"ok": "green", "failed": "red", "insufficient_evidence": "yellow"}
+# A node the panel has no line for (claim_pages, dedup_urls, ...) keeps the stage shown before it.
+LABELS = {stage: line.label for line in LINES for stage in line.stages}
 
 
 @dataclass
@@ -87,7 +93,7 @@ class Board:
         """A progress event of a topic's run (the graph's custom stream)."""
         s = self._states[topic.thread_id]
         stage, what = event.get("stage"), event.get("event")
-        s.stage = str(stage or s.stage)
+        s.stage = LABELS.get(str(stage), s.stage)
         if stage == "claim_pages" and "pages" in event:  # a query's pages, read at once
             s.planned += int(event["pages"])
         elif stage in ("dedup_urls", "review_plan") and "pages" in event:  # the whole plan
@@ -106,8 +112,9 @@ class Board:
             return
         earlier = " (finished earlier)" if row.run == "earlier" else ""
         self._line(
-            f"line {row.line}: {row.status}{earlier}: {row.topic}: {row.words} words, "
-            f"{row.sources} sources, {row.cited} cited, {row.wall_s:.1f} s → {row.files[0] if row.files else '-'}"
+            f"line {row.line}: {row.status}{earlier}: {row.topic}: {plural(row.words, 'word')}, "
+            f"{plural(row.sources, 'source')}, {row.cited} cited, {row.wall_s:.1f} s → "
+            f"{row.files[0] if row.files else '-'}"
         )
 
     def _line(self, text: str) -> None:

@@ -36,6 +36,7 @@ from deskresearch.errors import ConfigError, Unreachable
 from deskresearch.graph import MAX_CONCURRENCY
 from deskresearch.services.preflight import check_local, check_network, check_ray_address
 from deskresearch.services.storage.checkpoints import CHECKPOINTS_ENV, default_location, describe
+from deskresearch.text.plural import plural
 
 LOCAL_CONCURRENCY = 4
 STATUSES = ("ok", "insufficient_evidence", "failed", "pending")
@@ -251,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "checkpoints": describe(args.checkpoints or default_location())}  # fmt: skip
     outputs = _outputs(args)
     summary = BatchSummary(args.output_dir, meta, [j.topic for j in jobs], bad)
-    _say(f"batch {batch_id}: {len(jobs)} topics in {where}; reports in {args.output_dir}/ "
+    _say(f"batch {batch_id}: {plural(len(jobs), 'topic')} in {where}; reports in {args.output_dir}/ "
          "(run the same command again to resume)")  # fmt: skip
     for b in bad:
         _say(f"line {b.line} skipped: {b.error} ({b.text!r})")
@@ -274,8 +275,8 @@ def _report(summary: BatchSummary, out_dir: Path) -> int:
     counts = summary.counts()
     topics = sum(n for status, n in counts.items() if status != "bad_line")
     parts = [f"{counts[s]} {s.replace('_', ' ')}" for s in STATUSES if counts[s]]
-    skipped = f"; {counts['bad_line']} lines skipped" if counts["bad_line"] else ""
-    _say(f"{topics} topics: {', '.join(parts) or 'none run'}{skipped} → "
+    skipped = f"; {plural(counts['bad_line'], 'line')} skipped" if counts["bad_line"] else ""
+    _say(f"{plural(topics, 'topic')}: {', '.join(parts) or 'none run'}{skipped} → "
          f"{out_dir / JSON_NAME}, {out_dir / CSV_NAME}")  # fmt: skip
     if counts["failed"] or counts["pending"]:
         _say("run the same command again to resume unfinished topics from their checkpoints")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from functools import partial
+from typing import Any
 
 from deskresearch.batch.board import Board
+from deskresearch.batch.ledger import Ledger
 from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.runner import Job, one_line, run_job
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
@@ -33,29 +34,34 @@ async def run_local(
     async with open_checkpointer(location) as saver:
         graph = build_graph(checkpointer=saver, max_concurrency=max_concurrency)
         gate = asyncio.Semaphore(concurrency)
+        ledger = Ledger()
 
         async def one(job: Job) -> None:
             async with gate:
-                row = await run_topic(graph, job, outputs, board)
+                row = await run_topic(graph, job, outputs, board, ledger)
             summary.update(row)
             board.finished(row)
 
         await asyncio.gather(*(one(job) for job in jobs))
 
 
-async def run_topic(graph: object, job: Job, outputs: Outputs, board: Board) -> Row:
+async def run_topic(graph: object, job: Job, outputs: Outputs, board: Board, ledger: Ledger) -> Row:
     """Run one topic and write its report; a failure becomes a failed row, never an exception."""
     topic = job.topic
     start = time.perf_counter()
+
+    def on_event(event: dict[str, Any]) -> None:
+        if not ledger.record(topic.thread_id, event):
+            board.event(topic, event)
+
     try:
         done = await run_job(
-            graph,
-            job,
-            partial(board.event, topic),
-            lambda resumed: board.started(topic, resumed=resumed),
+            graph, job, on_event, lambda resumed: board.started(topic, resumed=resumed)
         )
         wall = time.perf_counter() - start if done.run != "earlier" else 0.0
         files = outputs.save(job, done.values, run=done.run, wall_s=wall)
     except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
-        return failed_row(topic, one_line(exc), wall_s=time.perf_counter() - start)
-    return row_for(topic, done.values, run=done.run, wall_s=wall, files=files)
+        return failed_row(topic, one_line(exc), wall_s=time.perf_counter() - start,
+                          usage=ledger.usage(topic.thread_id, []))  # fmt: skip
+    usage = ledger.usage(topic.thread_id, done.values.get("usage") or [])
+    return row_for(topic, done.values, run=done.run, wall_s=wall, files=files, usage=usage)

@@ -18,18 +18,22 @@ from typing import Any
 
 from deskresearch.batch.board import Board
 from deskresearch.batch.coordinator import Coordinator
+from deskresearch.batch.ledger import Ledger
 from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.ray_task import run_topic
-from deskresearch.batch.runner import Job, finished_values
+from deskresearch.batch.runner import Job, finished_values, one_line
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
 from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
 from deskresearch.services.preflight import check_ray_address
 from deskresearch.services.storage.checkpoints import open_checkpointer
+from deskresearch.text.plural import plural
 
 ENDPOINTS = ("OPENAI_BASE_URL", "SEARXNG_URL")  # not secret: sent to the nodes
 KEYS = ("OPENAI_API_KEY", "TAVILY_API_KEY")  # secret: sent only with --forward-keys
 POLL_S = 0.5
+# Ray collects usage statistics unless told not to (this variable wins over ~/.ray/config.json).
+USAGE_STATS = "RAY_USAGE_STATS_ENABLED"
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,26 @@ def node_env(forward_keys: bool) -> dict[str, str]:
     names = ENDPOINTS + (KEYS if forward_keys else ())
     env = {n: os.environ[n] for n in names if os.environ.get(n)}
     env["DESKRESEARCH_WORKERS"] = os.environ.get("DESKRESEARCH_WORKERS", "0")
+    env[USAGE_STATS] = os.environ.get(USAGE_STATS, "0")
     return env
+
+
+def import_ray() -> Any:
+    """Import Ray with its usage statistics off, unless the user's environment turns them on.
+
+    Nothing leaves the machine that the user did not ask for. Ray reads the setting from the
+    environment whenever it checks, so it is set here, before anything of Ray runs in this
+    process; the tasks get it through their runtime environment (``node_env``).
+
+    Raises:
+        ConfigError: Ray is not installed.
+    """
+    os.environ.setdefault(USAGE_STATS, "0")
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("--ray needs Ray: pip install 'deskresearch[ray]'") from None
+    return ray
 
 
 def check_location(location: str) -> None:
@@ -104,11 +127,9 @@ def run_ray(
     """
     check_location(opts.location)
     check_ray_address(opts.address)  # ray.init would retry for minutes where nothing listens
-    try:
-        import ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-    except ImportError:
-        raise ConfigError("--ray needs Ray: pip install 'deskresearch[ray]'") from None
+    ray = import_ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
     left = asyncio.run(_skip_finished(jobs, opts.location, outputs, board, summary))
     if not left:
         return
@@ -150,6 +171,7 @@ def _drive(
     """Submit (bounded by --concurrency), follow progress, collect results as they come."""
     by_thread = {j.topic.thread_id: j for j in jobs}
     first_start: dict[str, float] = {}
+    ledger = Ledger()  # every attempt's calls, a lost one's included
     queue, in_flight = deque(jobs), dict[Any, Job]()
     limit = opts.concurrency or len(jobs)
     while queue or in_flight:
@@ -159,29 +181,35 @@ def _drive(
         ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=POLL_S)
         for thread, event in ray.get(coordinator.drain.remote()):
             job = by_thread[thread]
-            if event.get("stage") == "batch":
+            if event.get("stage") == "batch" and event.get("event") == "started":
                 first_start.setdefault(thread, time.time())
                 board.started(job.topic, node=event["node"], resumed=event["resumed"])
-            else:
+            elif not ledger.record(thread, event):
                 board.event(job.topic, event)
         for ref in ready:
             job = in_flight.pop(ref)
             wall = time.time() - first_start.get(job.topic.thread_id, time.time())
-            _done(_result(ray, ref, job, wall, opts, outputs), board, summary)
+            _done(_result(ray, ref, job, wall, ledger, outputs), board, summary)
 
 
-def _result(ray: Any, ref: Any, job: Job, wall: float, opts: RayOptions, outputs: Outputs) -> Row:
+def _result(ray: Any, ref: Any, job: Job, wall: float, ledger: Ledger, outputs: Outputs) -> Row:
     t = job.topic
     try:
         out = ray.get(ref)
-    except ray.exceptions.RayError as exc:
-        cause = type(exc).__name__
-        return failed_row(t, f"its Ray task was lost {opts.retries + 1} times ({cause}): run "
-                          "the batch again to resume it", wall_s=wall)  # fmt: skip
+    except ray.exceptions.RayTaskError as exc:  # the task's own code raised, outside the run
+        return failed_row(t, f"its Ray task failed: {one_line(exc.cause)}", wall_s=wall,
+                          usage=ledger.usage(t.thread_id, []))  # fmt: skip
+    except ray.exceptions.RayError as exc:  # its worker or node died, every retry too
+        tries = plural(ledger.attempts(t.thread_id), "attempt")
+        return failed_row(t, f"its Ray task was lost ({tries} began; {type(exc).__name__}): "
+                          "run the batch again to resume it", wall_s=wall,
+                          usage=ledger.usage(t.thread_id, []))  # fmt: skip
+    ledger.settle(t.thread_id, out.get("attempts") or {})
     if "error" in out:
-        row = failed_row(t, out["error"], wall_s=wall)
+        row = failed_row(t, out["error"], wall_s=wall, usage=ledger.usage(t.thread_id, []))
     else:
         files = outputs.save(job, out["values"], run=out["run"], wall_s=wall)
-        row = row_for(t, out["values"], run=out["run"], wall_s=wall, files=files)
+        usage = ledger.usage(t.thread_id, out["values"].get("usage") or [])
+        row = row_for(t, out["values"], run=out["run"], wall_s=wall, files=files, usage=usage)
     row.node, row.rss_mb = out["node"], round(out["rss_mb"], 1)
     return row

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from deskresearch.batch.cluster_limits import ClusterLimiter
+from deskresearch.batch.ledger import Ledger
 from deskresearch.batch.runner import Job, one_line, run_job
 from deskresearch.graph import build_graph
 from deskresearch.services.storage.checkpoints import open_checkpointer
@@ -23,6 +24,8 @@ def run_topic(job: Job, location: str, coordinator: Any, max_concurrency: int) -
     """Run (or resume) ``job``; return its final state, or the error that ended it.
 
     Errors of the run itself are returned, not raised: Ray retries only lost workers and nodes.
+    Progress and accounting events (each model call sent and answered) go to the driver through
+    the Coordinator as they happen, so an attempt lost with its node is still counted.
     """
     return asyncio.run(_run(job, location, coordinator, max_concurrency))
 
@@ -34,7 +37,10 @@ async def _run(job: Job, location: str, coordinator: Any, max_concurrency: int) 
     thread = job.topic.thread_id
     start = time.perf_counter()
 
+    mine = Ledger()  # this attempt's calls, returned with the result (events may lag it)
+
     def report(event: dict[str, Any]) -> None:
+        mine.record(thread, event)
         coordinator.report.remote(thread, event)
 
     def started(resumed: bool) -> None:
@@ -51,6 +57,7 @@ async def _run(job: Job, location: str, coordinator: Any, max_concurrency: int) 
         out |= {"values": done.values, "run": done.run}
     except Exception as exc:  # noqa: BLE001 - the driver records it as this topic's failure
         out["error"] = one_line(exc)
+    out["attempts"] = mine.export(thread)
     out["wall_s"] = time.perf_counter() - start
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out

@@ -9,16 +9,19 @@ continues from its last checkpoint, so finished steps and branches are not redon
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 
+from deskresearch.batch.ledger import attempt_events
 from deskresearch.batch.topics import Topic
 from deskresearch.config.context import Context, validated
 from deskresearch.errors import ConfigError
 from deskresearch.report.outcome import check, finished
+from deskresearch.runscope import METER_KEY, RunMeter
 from deskresearch.tracing import run_config
 
 Run = Literal["new", "resumed", "earlier"]
@@ -83,7 +86,8 @@ async def run_job(graph: Any, job: Job, on_event: OnEvent, on_start: OnStart) ->
     """Run, resume or reuse one topic on ``graph`` (which carries a checkpointer).
 
     ``on_start`` hears whether work starts afresh or resumes (not for a finished topic);
-    progress events (the graph's ``custom`` stream) go to ``on_event``.
+    progress events (the graph's ``custom`` stream) go to ``on_event``, and so do this
+    attempt's accounting events: its start, each model call sent and answered (batch.ledger).
 
     Raises:
         ConfigError: the run stopped for a review (not possible in a batch) or a bad setting.
@@ -94,7 +98,11 @@ async def run_job(graph: Any, job: Job, on_event: OnEvent, on_start: OnStart) ->
     if finished(saved.values):  # what it produced decides, never the scheduler's next
         return Finished(dict(saved.values), "earlier")
     resumed = bool(saved.values)  # a checkpoint with work left: continue it
+    before = saved.values.get("usage") or []
+    listener = attempt_events(on_event, resumed=resumed, before=before, at=time.time())
     on_start(resumed)
+    # The run's meter (kept by ScopedGraph) tells the ledger of every call as it happens.
+    config["configurable"][METER_KEY] = RunMeter(listener=listener)
     final: dict[str, Any] = {}
     async for namespace, mode, chunk in graph.astream(
         None if resumed else {"topic": job.topic.topic},

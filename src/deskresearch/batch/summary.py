@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from deskresearch.batch.topics import BadLine, Topic
+from deskresearch.config.pricing import estimate
+from deskresearch.records import Usage
 from deskresearch.safety.masking import mask_secrets, masked
 
 _CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -38,11 +40,12 @@ class Row:
     sources: int = 0
     cited: int = 0  # distinct sources the report cites
     citations: dict[str, int] = field(default_factory=dict)  # verdict → sentences, when checked
+    # Over every attempt of this batch at the topic (batch.ledger), a lost Ray task's included.
     tokens_in: int = 0
     tokens_out: int = 0
     model_calls: int = 0
     cached_calls: int = 0
-    cost_usd: float | None = None  # when the result carries an estimate
+    cost_usd: float | None = None  # at list prices (config.pricing); None: a model has no price
     wall_s: float = 0.0
     thread_id: str = ""
     node: str = ""  # where it ran: a Ray node id, the server's URL; "" locally
@@ -53,18 +56,25 @@ class Row:
 
 
 def row_for(
-    topic: Topic, values: dict[str, Any], *, run: str, wall_s: float, files: Sequence[Path]
+    topic: Topic,
+    values: dict[str, Any],
+    *,
+    run: str,
+    wall_s: float,
+    files: Sequence[Path],
+    usage: Sequence[Usage] | None = None,
 ) -> Row:
-    """The row of a topic that ended with a result."""
+    """The row of a topic that ended with a result.
+
+    ``usage``: the calls of every attempt (batch.ledger); by default the result's own.
+    """
     report = str(values.get("report") or "")
-    usage = values.get("usage") or []
     ids = {int(i) for group in _CITE.findall(report) for i in group.split(",")}
     known = {s.get("id") for s in values.get("sources") or []}
     verdicts = Counter(
         str(c.get("verdict")) for c in values.get("citations") or [] if isinstance(c, dict)
     )
-    cost = values.get("cost_usd")
-    return Row(
+    row = Row(
         line=topic.line,
         topic=topic.topic,
         status=str(values.get("status")),
@@ -73,22 +83,32 @@ def row_for(
         sources=len(known),
         cited=len(ids & known),
         citations=dict(verdicts),
-        tokens_in=sum(u["input_tokens"] for u in usage),
-        tokens_out=sum(u["output_tokens"] for u in usage),
-        model_calls=sum(u["calls"] for u in usage),
-        cached_calls=sum(u.get("cached_calls", 0) for u in usage),
-        cost_usd=float(cost) if isinstance(cost, int | float) else None,
         wall_s=round(wall_s, 2),
         thread_id=topic.thread_id,
         files=[str(f) for f in files],
         reason=str(values.get("reason") or ""),
     )
+    return _spent(row, values.get("usage") or [] if usage is None else usage)
 
 
-def failed_row(topic: Topic, error: str, *, wall_s: float, run: str = "") -> Row:
+def failed_row(
+    topic: Topic, error: str, *, wall_s: float, run: str = "", usage: Sequence[Usage] = ()
+) -> Row:
     """The row of a topic whose run raised (its checkpoints stay: a re-run resumes it)."""
-    return Row(topic.line, topic.topic, "failed", run, wall_s=round(wall_s, 2),
-               thread_id=topic.thread_id, error=error)  # fmt: skip
+    row = Row(topic.line, topic.topic, "failed", run, wall_s=round(wall_s, 2),
+              thread_id=topic.thread_id, error=error)  # fmt: skip
+    return _spent(row, usage)
+
+
+def _spent(row: Row, usage: Sequence[Usage]) -> Row:
+    """Fill the row's calls, tokens and estimated cost from ``usage``."""
+    usd, unpriced = estimate(usage)
+    row.tokens_in = sum(u["input_tokens"] for u in usage)
+    row.tokens_out = sum(u["output_tokens"] for u in usage)
+    row.model_calls = sum(u["calls"] for u in usage)
+    row.cached_calls = sum(u.get("cached_calls", 0) for u in usage)
+    row.cost_usd = None if unpriced else round(usd, 6)  # the result JSON's rule (contract)
+    return row
 
 
 class BatchSummary:

@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from deskresearch.config.pricing import estimate
 from deskresearch.records import StageClock, Usage
+from deskresearch.text.plural import plural
 
 
 def _listed(key: str) -> Callable[[dict[str, Any]], str]:
@@ -25,9 +26,9 @@ def _listed(key: str) -> Callable[[dict[str, Any]], str]:
     return detail
 
 
-def _counted(key: str, word: str) -> Callable[[dict[str, Any]], str]:
+def _counted(key: str, word: str, many: str = "") -> Callable[[dict[str, Any]], str]:
     def detail(event: dict[str, Any]) -> str:
-        return f"{event[key]} {word}" if key in event else ""
+        return plural(int(event[key]), word, many) if key in event else ""
 
     return detail
 
@@ -55,13 +56,12 @@ def _citations(event: dict[str, Any]) -> str:
     if event.get("event") == "started" and event.get("stage") == "judge_citations":
         # One event per batch: the draft's total, not this batch's share.
         calls = event.get("batches", 1)
-        return f"judging {event.get('pending', event.get('sentences', 0))} sentences" + (
-            f" in {calls} calls" if calls > 1 else ""
-        )
+        judged = plural(event.get("pending", event.get("sentences", 0)), "sentence")
+        return f"judging {judged}" + (f" in {calls} calls" if calls > 1 else "")
     if event.get("event") == "started":
-        return f"repairing {event.get('sentences', 0)} sentences"
+        return f"repairing {plural(event.get('sentences', 0), 'sentence')}"
     if event.get("stage") == "check_citations":
-        return f"{event.get('sentences', 0)} cited sentences"
+        return plural(event.get("sentences", 0), "cited sentence")
     return ""
 
 
@@ -73,9 +73,7 @@ def _round(event: dict[str, Any]) -> str:
     if event.get("followups"):
         return f"{done}; next: " + ", ".join(str(q) for q in event["followups"])
     gaps = int(event.get("gaps") or 0)
-    return f"{done}; " + (
-        f"{gaps} gap{'s' if gaps != 1 else ''} left open" if gaps else "no gaps left"
-    )
+    return f"{done}; " + (f"{plural(gaps, 'gap')} left open" if gaps else "no gaps left")
 
 
 LINES: tuple[Line, ...] = (
@@ -92,13 +90,15 @@ LINES: tuple[Line, ...] = (
     Line("chunks summarised", ("summarise_chunk",), one="chunk summarised"),
     Line("pages merged", ("reduce_page",), notes=(("dropped", "not relevant"),), one="page merged"),
     Line("research rounds", ("reflect",), False, detail=_round),
-    Line("sources", ("collect_sources",), False, detail=_counted("sources", "numbered")),
+    Line(
+        "sources", ("collect_sources",), False, detail=_counted("sources", "numbered", "numbered")
+    ),
     Line(
         "report outline",
         ("plan_report",),
         False,
         (("fallback", "one call instead"),),
-        _counted("sections", "sections"),
+        _counted("sections", "section"),
     ),  # fmt: skip
     Line("report sections", ("write_section", "write_report"), one="report section"),
     Line(

@@ -15,7 +15,7 @@ import sys
 import traceback
 from typing import NoReturn
 
-from deskresearch.text.clean import plural
+from deskresearch.text.plural import plural
 
 __all__ = ["CommandParser", "plural", "report"]
 

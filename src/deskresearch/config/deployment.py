@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from pydantic import ConfigDict, model_validator
@@ -27,7 +27,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from pydantic_core import ArgsKwargs
 
 from deskresearch.config.context import ENV_PREFIX, Context, validated
-from deskresearch.config.providers import split_model
+from deskresearch.config.providers import endpoint_for, split_model
 from deskresearch.errors import ConfigError
 from deskresearch.safety.masking import mask_secrets
 
@@ -81,6 +81,41 @@ class Deployment:
         """Return the deployment's own settings."""
         return self.settings if self.settings is not None else Context.from_env()
 
+    def shown(self) -> dict[str, Any]:
+        """The locked settings as a served form shows them: the values the server will use.
+
+        An empty setting shows what the server falls back to (``OPENAI_BASE_URL``,
+        ``SEARXNG_URL``); credentials in a URL are masked, as everywhere.
+        """
+        base = self.baseline()
+        values: dict[str, Any] = {name: getattr(base, name) for name in LOCKED}
+        values["base_url"] = endpoint_for(base.base_url, os.environ)[0] or ""
+        values["searxng_url"] = base.searxng_url or os.environ.get("SEARXNG_URL", "")
+        return {k: mask_secrets(v) if isinstance(v, str) else v for k, v in values.items()}
+
+    def form_defaults(self) -> dict[str, Any]:
+        """What a served form shows as each setting's default where it is not the class's own.
+
+        The locked settings (``shown``) and every open one the deployment's environment sets:
+        a run that leaves a setting out gets the deployment's value, so the form says that one.
+        """
+        base = self.baseline()
+        values = {f.name: mask_secrets(v) if isinstance(v := getattr(base, f.name), str) else v
+                  for f in fields(Context) if getattr(base, f.name) != f.default}  # fmt: skip
+        return values | self.shown()
+
+    def without_echoes(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """``given`` less the locked settings it sends back exactly as the form showed them.
+
+        A form (Studio's) may send every field it shows; a shown value is the deployment's own,
+        masked: such an echo means "the deployment's", never a change, so it is dropped and the
+        deployment's real value applies.
+        """
+        if not given.keys() & LOCKED.keys():
+            return dict(given)
+        shown = self.shown()
+        return {k: v for k, v in given.items() if not (k in LOCKED and v == shown[k])}
+
     def refusals(self, given: Mapping[str, Any]) -> list[tuple[str, str]]:
         """Return (locked setting, why) for each change ``given`` (a caller's context) asks."""
         locked = {k: v for k, v in given.items() if k in LOCKED or k in MODEL_FIELDS}
@@ -133,7 +168,8 @@ def served_context(deployment: Deployment) -> type[Context]:
 
     LangGraph turns a context dict (SDK, Studio, assistants, ``configurable``) into
     ``context_schema(**dict)``; this class refuses a locked setting there, for a new run and for
-    a resumed one alike. Its JSON schema marks locked settings read-only for Studio's form.
+    a resumed one alike. Its JSON schema marks locked settings read-only for Studio's form, and
+    shows the deployment's values (masked) as the defaults, not the class's.
     """
 
     # A refused value is not echoed back in the error (it may carry a caller's credential).
@@ -148,13 +184,23 @@ def served_context(deployment: Deployment) -> type[Context]:
         def _environment_defaults(cls, data: Any) -> Any:
             given = dict(data.kwargs or {}) if isinstance(data, ArgsKwargs) else data
             if isinstance(given, Mapping):
+                given = cls.served_by.without_echoes(given)
                 cls.served_by.check(given)
+                args = data.args if isinstance(data, ArgsKwargs) else ()
+                data = ArgsKwargs(args, given)
             return Context._environment_defaults.__func__(cls, data)
 
         @classmethod
         def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
             schema = handler(core_schema)
             props = handler.resolve_ref_schema(schema).get("properties", {})
+            try:
+                defaults = cls.served_by.form_defaults()
+            except ConfigError:  # a bad deployment value: every run says so; the form still loads
+                defaults = {}
+            for name, value in defaults.items():
+                if name in props:
+                    props[name]["default"] = value
             for name in LOCKED:
                 if name in props and name not in cls.served_by.overridable:
                     props[name]["readOnly"] = True

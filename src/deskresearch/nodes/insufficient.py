@@ -11,7 +11,7 @@ from deskresearch.errors import budget_reached
 from deskresearch.progress import cached_calls_note, emit
 from deskresearch.services.storage.claims import PageClaims
 from deskresearch.state import ResearchState
-from deskresearch.text.clean import plural
+from deskresearch.text.plural import plural
 
 _DROPPED = ("not_relevant", "blocked", "failed", "duplicate")
 

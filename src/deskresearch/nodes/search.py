@@ -16,7 +16,7 @@ from deskresearch.safety.injection import clean_line
 from deskresearch.safety.urls import canonical_url, url_problem
 from deskresearch.services.base import SearchService
 from deskresearch.state import KeywordHits, KeywordTask, QueryState
-from deskresearch.text.clean import plural
+from deskresearch.text.plural import plural
 
 
 def checked_hits(hits: list[SearchHit], stage: Stage) -> tuple[list[SearchHit], list[Provenance]]:

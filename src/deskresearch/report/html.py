@@ -22,7 +22,7 @@ from deskresearch.grounding.citations import render_references
 from deskresearch.grounding.draft import language_code
 from deskresearch.grounding.ledger import summary_line
 from deskresearch.report.html_claims import markdown_renderer, render_body, unmarked
-from deskresearch.text.clean import plural
+from deskresearch.text.plural import plural
 
 _SAFE_URL = re.compile(r"^(?:https?|file)://[^\s\x00-\x1f\x7f\"'<>`]+$", re.IGNORECASE)
 _REFS_HEADING = re.compile(r"^## References[ \t]*$", re.MULTILINE)
@@ -173,8 +173,8 @@ def rounds_html(rounds: Sequence[Mapping[str, Any]]) -> str:
         gaps = "".join(f"<li>{escape(str(g))}</li>" for g in r.get("gaps") or [])
         left = f"<p>Still missing after it:</p><ul>{gaps}</ul>" if gaps else ""
         items.append(
-            f"<li>Round {int(r.get('round') or 0)}: {plural(int(r.get('pages') or 0), 'page')} read, "
-            f"{int(r.get('tokens') or 0):,} tokens, {float(r.get('seconds') or 0):.1f} s"
+            f"<li>Round {int(r.get('round') or 0)}: {plural(int(r.get('pages') or 0), 'page')} "
+            f"read, {int(r.get('tokens') or 0):,} tokens, {float(r.get('seconds') or 0):.1f} s"
             f"<ul>{''.join(queries)}</ul>{left}</li>"
         )
     return f'<h3>Research rounds: the chain of leads</h3><ol class="rounds">{"".join(items)}</ol>'
@@ -204,13 +204,23 @@ def appendix_html(result: Mapping[str, Any], missing: Sequence[Mapping[str, Any]
     )
 
 
+def question_html(topic: str) -> str:
+    """The question that was asked, above the report (whose own title is the model's)."""
+    if not topic.strip():
+        return ""
+    return (
+        '<header id="question"><span class="label">Question asked</span>'
+        f"<p>{escape(topic)}</p></header>"
+    )
+
+
 def render_html(result: Mapping[str, Any], *, topic: str, language: str = "en") -> str:
     """Return the report as one self-contained HTML page (see the module docstring).
 
     Args:
         result: the graph's output or the JSON sidecar (report, sources, citations, usage,
             provenance, queries, status).
-        topic: the research question, used as the page title.
+        topic: the research question: the page's title, and shown above the report.
         language: the report's language setting (``en-us``, ``German``), for the page's lang.
     """
     sources = list(result.get("sources") or [])
@@ -236,7 +246,7 @@ def render_html(result: Mapping[str, Any], *, topic: str, language: str = "en") 
         for v, g in (("supported", "✓"), ("re-cited", "↪"), ("rewritten", "✎"), ("unchecked", "?"))
     )
     bar = (
-        f'<div class="bar"><span>deskresearch · {status} · {len(sources)} sources{checked}</span>'
+        f'<div class="bar"><span>deskresearch · {status} · {plural(len(sources), "source")}{checked}</span>'
         f'<span class="legend">{legend}</span>'
         '<button type="button" id="toggle-all" aria-pressed="false" hidden>Show all evidence'
         "</button></div>"
@@ -247,7 +257,7 @@ def render_html(result: Mapping[str, Any], *, topic: str, language: str = "en") 
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="referrer" content="no-referrer">'
         f'<meta name="generator" content="deskresearch"><title>{escape(topic)}</title>'
-        f"<style>{css}</style></head>\n<body>{bar}<main id='report'>{body}"
+        f"<style>{css}</style></head>\n<body>{bar}{question_html(topic)}<main id='report'>{body}"
         f"{references_html(sources)}{tail}{appendix_html(result, missing)}</main>"
         f"<script>{js}</script></body></html>\n"
     )

@@ -28,12 +28,14 @@ _CITE = re.compile(r"\[(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\]")
 _CELL = re.compile(r"[^|]+")
 
 GLYPH = {"supported": "✓", "re-cited": "↪", "rewritten": "✎", "unchecked": "?"}
+# What follows the verdict's badge, so the card reads as one phrase that names it once:
+# "SUPPORTED by the source it cites".
 VERDICT_WORDS = {
-    "supported": "supported by the source it cites",
-    "re-cited": "re-cited: the source first cited does not say this, the one now cited does",
-    "rewritten": "rewritten to say what its source says",
-    "unchecked": "not checked: treat it with caution",
-    "removed": "removed: no source read for this report states it",
+    "supported": " by the source it cites",
+    "re-cited": ": the source first cited does not say this, the one now cited does",
+    "rewritten": " to say what its source says",
+    "unchecked": ": treat it with caution",
+    "removed": ": no source read for this report states it",
 }
 DECIDED_WORDS = {
     "lexical": "checked by code (its words and figures are in the quote)",
@@ -138,8 +140,9 @@ def markdown_renderer(ids: Collection[int]) -> MarkdownIt:
 def evidence_html(i: int, cite: Mapping[str, Any], titles: Mapping[int, str]) -> str:
     """The toggle and the (hidden) evidence box that follow cited sentence ``i``."""
     verdict = str(cite.get("verdict") or "unchecked")
-    words = escape(VERDICT_WORDS.get(verdict, verdict))
-    parts = [f'<span class="badge">{escape(verdict)}</span> · {words}']
+    parts = [
+        f'<span class="badge">{escape(verdict)}</span>{escape(VERDICT_WORDS.get(verdict, ""))}'
+    ]
     quote, qsrc = str(cite.get("quote") or ""), cite.get("quote_source")
     if quote:
         where = ""
@@ -160,9 +163,10 @@ def evidence_html(i: int, cite: Mapping[str, Any], titles: Mapping[int, str]) ->
         f'aria-expanded="false" aria-controls="ev-{i}"><span aria-hidden="true">'
         f'{GLYPH.get(verdict, "?")}</span><span class="sr">{label}</span></button>'
     )
+    # The box's own text names the verdict: its label does not say it a second time.
     box = (
         f'<span class="evidence v-{escape(verdict)}" id="ev-{i}" role="note" '
-        f'aria-label="{label}" hidden>{"".join(parts)}</span>'
+        f'aria-label="evidence for this sentence" hidden>{"".join(parts)}</span>'
     )
     return button + box
 

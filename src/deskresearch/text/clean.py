@@ -113,8 +113,3 @@ def strip_links(text: str, allowed: Collection[str]) -> tuple[str, list[str]]:
     text = _AUTOLINK.sub(lambda m: m.group(0) if m.group(1) in allowed else _drop(m, removed), text)
     text = _BARE_URL.sub(bare, text)
     return text, removed
-
-
-def plural(n: int, word: str, words: str = "") -> str:
-    """``1 topic``, ``2 topics``; ``words`` for an irregular plural."""
-    return f"{n} {word if n == 1 else words or word + 's'}"

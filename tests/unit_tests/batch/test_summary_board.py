@@ -8,6 +8,11 @@ from rich.console import Console
 from deskresearch.batch.board import Board, pick_mode
 from deskresearch.batch.summary import BatchSummary, failed_row, row_for
 from deskresearch.batch.topics import BadLine, Topic
+from deskresearch.cli.progress import LINES
+
+PANEL = sorted(
+    (line.label for line in LINES), key=len, reverse=True
+)  # "pages read" before "sources"
 
 A = Topic(1, "EV [bold]batteries[/bold]", {}, "t-1", "ev")
 B = Topic(3, "Night trains", {}, "t-3", "night")
@@ -95,12 +100,38 @@ def test_the_live_table_shows_stage_pages_and_status_without_reading_markup() ->
     board.event(A, {"stage": "read_page", "event": "rejected", "url": "v"})
     board.event(A, {"stage": "read_page", "event": "fallback", "url": "w"})
     board.event(A, {"stage": "summarise_chunk", "event": "finished"})
-    console = Console(record=True, width=120, file=io.StringIO())
-    console.print(board.table())
-    text = console.export_text()
+    text = shown(board)
     assert "EV [bold]batteries[/bold]" in text  # a topic is text, not rich markup
-    assert "summarise_chunk" in text and "2/3" in text and "running" in text
+    assert "chunks summarised" in text and "2/3" in text and "running" in text
     assert "waiting" in text  # B has not started
+
+
+def shown(board: Board) -> str:
+    console = Console(record=True, width=160, file=io.StringIO())
+    console.print(board.table())
+    return console.export_text()
+
+
+def test_the_live_table_names_stages_in_the_single_run_panels_words() -> None:
+    board = Board([A], "quiet")
+    board.started(A)
+    seen = []
+    for node in ("start_run", "generate_keywords", "search_keyword", "plan_queries",
+                 "rank_urls", "claim_pages", "dedup_urls", "read_page", "summarise_chunk",
+                 "reduce_page", "collect_sources", "plan_report", "write_section",
+                 "assemble_report", "check_citations", "judge_citations", "settle_citations",
+                 "finish_report"):  # fmt: skip
+        board.event(A, {"stage": node, "event": "finished"})
+        text = shown(board)
+        assert node not in text, f"{node}: a graph node's name shown to the user"
+        seen.append(next((label for label in PANEL if label in text), ""))
+    # The words of cli.progress.LINES, in the order a run meets them; a node the panel has no
+    # line for (start_run, claim_pages, dedup_urls, assemble_report) keeps the stage before it.
+    assert seen == ["", "keywords", "searches", "queries planned", "results ranked",
+                    "results ranked", "results ranked", "pages read", "chunks summarised",
+                    "pages merged", "sources", "report outline", "report sections",
+                    "report sections", "citations checked", "citations checked",
+                    "citations checked", "citations checked"]  # fmt: skip
 
 
 def test_auto_mode_is_live_only_on_a_terminal() -> None:

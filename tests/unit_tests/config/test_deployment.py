@@ -56,3 +56,32 @@ def test_the_served_graph_refuses_a_dict_but_embedding_keeps_full_control() -> N
     schema = served.get_context_jsonschema() or {}
     assert schema["properties"]["base_url"].get("readOnly") is True
     assert "readOnly" not in (plain.get_context_jsonschema() or {})["properties"]["base_url"]
+
+
+def test_the_form_shows_the_values_the_server_will_use_masked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DESKRESEARCH_TAVILY_BASE_URL", "http://search.internal:8080")
+    monkeypatch.setenv("DESKRESEARCH_CORPUS_DIR", "/srv/files")
+    monkeypatch.setenv("SEARXNG_URL", "http://bot:hunter2@searx.internal/")  # a fallback
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://models.internal/v1")
+    monkeypatch.setenv("DESKRESEARCH_URL_PER_QUERY", "3")  # an open setting the deployment sets
+    served = build_graph(deployment=Deployment())
+    form = (served.get_context_jsonschema() or {})["properties"]
+    assert form["tavily_base_url"]["default"] == "http://search.internal:8080"
+    assert form["corpus_dir"]["default"] == "/srv/files"
+    assert form["base_url"]["default"] == "http://models.internal/v1"
+    assert "hunter2" not in str(form) and "searx.internal" in form["searxng_url"]["default"]
+    assert form["url_per_query"]["default"] == 3
+    classes = Context.__dataclass_fields__
+    assert form["report_words"]["default"] == classes["report_words"].default
+    plain = (build_graph().get_context_jsonschema() or {})["properties"]
+    assert plain["tavily_base_url"]["default"] == classes["tavily_base_url"].default  # embedding
+
+    # A form that sends back what it showed (the masked URL) asks for no change.
+    served_context_class = served.context_schema
+    assert served_context_class is not None
+    ctx = served_context_class(**{name: form[name]["default"] for name in LOCKED})
+    assert ctx.searxng_url == "" and ctx.tavily_base_url == "http://search.internal:8080"
+    with pytest.raises(ValidationError, match="searxng_url"):
+        served_context_class(searxng_url="http://bot:***@elsewhere.example/")

@@ -215,10 +215,22 @@ def test_every_cited_sentence_is_one_element_with_its_verdict_and_evidence() -> 
         assert "hidden" in box
         evidence = page.text_in[f"ev-{i}"]
         assert c["verdict"] in evidence and c["quote"] in evidence and c["reason"] in evidence
+        assert evidence.lower().count(c["verdict"]) == 1, f"the verdict said once: {evidence}"
+        assert c["verdict"] not in box["aria-label"]  # nor again in the name read out for it
         if c["original"] != c["sentence"]:
             assert c["original"] in evidence
     assert "Cobalt is mined on the moon" in page.text_in["citation-check"]
     assert "not located" not in "".join(page.text_in.values())
+
+
+def test_the_question_asked_is_shown_above_the_report_escaped() -> None:
+    topic = "How are <b>EV</b> batteries recycled?"
+    page = Page(render_html(result_for(SOURCES, CITATIONS), topic=topic))
+    assert " ".join(page.text_in["question"].split()) == f"Question asked {topic}"
+    order = [a.get("id") for _, a in page.elements if a.get("id") in ("question", "report")]
+    assert order == ["question", "report"]
+    assert "b" not in [t for t, _ in page.elements]  # the question is text, not markup
+    assert "question" not in Page(render_html(result_for(SOURCES, CITATIONS), topic=" ")).ids()
 
 
 def test_a_sentence_not_found_in_the_text_is_listed_not_dropped() -> None:

@@ -91,15 +91,19 @@ class LimitedChat(ChatLayer):
             # Calls in flight count at their estimated size, so parallel branches cannot all
             # pass the check before the first one is charged.
             meter.tokens += estimate
+            # Heard before the pace, so a listener across processes has it before the provider.
+            meter.sending(stage, spec.model)
+            spent = None
             try:
                 await self._limiter.pace(name, spec.requests_per_s)
                 reply = await call()
+                spent = reply.usage
             except ModelOutputError as exc:  # the answer was useless, the tokens were spent
-                meter.charge(exc.usage)
+                spent = exc.usage
                 raise
             finally:
                 meter.tokens -= estimate
-        meter.charge(reply.usage)
+                meter.answered(stage, spec.model, spent)
         return reply
 
 

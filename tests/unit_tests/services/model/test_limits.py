@@ -7,10 +7,10 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from deskresearch.config.context import Context
-from deskresearch.errors import BudgetExhausted
+from deskresearch.errors import BudgetExhausted, ModelCallError, ModelOutputError
 from deskresearch.nodes.rank_urls import Ranking
-from deskresearch.records import FetchedPage, FetchLimits, Stage, Validators
-from deskresearch.runscope import metered
+from deskresearch.records import FetchedPage, FetchLimits, Stage, Usage, Validators
+from deskresearch.runscope import RunMeter, metered
 from deskresearch.services.model.limits import LimitedChat, LimitedFetcher, Limiter
 from tests.support.fakes import ScriptedChat
 from tests.support.loopback import FakeWeb, Latency, serve
@@ -109,3 +109,27 @@ async def test_each_run_has_its_own_meter_and_nothing_outlives_it() -> None:
         await chat.structured([HumanMessage("q")], Ranking, spec=spec, stage="rank_urls")
     assert one.tokens == two.tokens > 0 and not one.budget_stopped
     assert not [k for k, v in vars(chat).items() if isinstance(v, dict) and v], vars(chat)
+
+
+async def test_a_runs_listener_hears_each_call_sent_before_it_goes_and_how_it_ended() -> None:
+    """What a batch counts a lost attempt by: sent, then answered (with usage, or None)."""
+    heard: list[tuple[str, str, int | None]] = []
+    script = {"rank_urls": [Ranking(indices=[0]), "not json", ModelCallError("HTTP 500")]}
+    inner = ScriptedChat(script)
+
+    def listener(kind: str, stage: Stage, model: str, usage: Usage | None) -> None:
+        heard.append((kind, stage, usage["calls"] if usage else None))
+        if kind == "sent":
+            assert len(inner.calls) == len([h for h in heard if h[0] == "sent"]) - 1, "too late"
+
+    chat = LimitedChat(inner, Limiter())
+    spec = Context().summary_spec()
+    with metered(RunMeter(listener=listener)):
+        await chat.structured([HumanMessage("q")], Ranking, spec=spec, stage="rank_urls")
+        with pytest.raises(ModelOutputError):  # answered with nonsense: its tokens still spent
+            await chat.structured([HumanMessage("q")], Ranking, spec=spec, stage="rank_urls")
+        with pytest.raises(ModelCallError):  # no answer came
+            await chat.structured([HumanMessage("q")], Ranking, spec=spec, stage="rank_urls")
+    assert heard == [("sent", "rank_urls", None), ("answered", "rank_urls", 1)] * 2 + [
+        ("sent", "rank_urls", None), ("answered", "rank_urls", None)
+    ]  # fmt: skip
