@@ -112,9 +112,13 @@ class HttpFetcher:
             RefusedURL: blocked by the network policy (a non-http(s) scheme, a malformed URL, or
                 a host that is not public: netpolicy), for the first URL or any redirect.
         """
+        hops: list[str] = []  # every URL requested, for the page's (or the failure's) chain
         try:
             async with asyncio.timeout(limits.timeout_s):
-                return await self._follow(url, limits, _conditional(validators))
+                return await self._follow(url, limits, _conditional(validators), hops)
+        except FetchError as exc:
+            exc.chain = exc.chain or tuple(hops)
+            raise
         except TimeoutError:
             raise FetchError(url, f"timeout after {limits.timeout_s:g}s", transient=True) from None
         except PolicyRefused as exc:
@@ -126,10 +130,13 @@ class HttpFetcher:
         except httpx.InvalidURL as exc:
             raise RefusedURL(url, f"blocked: malformed URL ({exc})") from exc
 
-    async def _follow(self, url: str, limits: FetchLimits, headers: dict[str, str]) -> FetchedPage:
+    async def _follow(
+        self, url: str, limits: FetchLimits, headers: dict[str, str], hops: list[str]
+    ) -> FetchedPage:
         current = url
         client = self.client_for(limits.allow_hosts)
         for _ in range(limits.max_redirects + 1):
+            hops.append(current)
             # The first URL and every redirect: what needs no DNS here, the addresses when the
             # connection is made (or here, before a proxy resolves the name itself).
             split_target(current, limits.allow_hosts)
@@ -139,9 +146,8 @@ class HttpFetcher:
                 "GET", current, headers=headers, follow_redirects=False, timeout=limits.timeout_s
             ) as resp:
                 if resp.status_code == 304 and headers:  # httpx counts 304 as a redirect
-                    return FetchedPage(
-                        url=current, content_type="", body=b"", truncated=False, not_modified=True
-                    )
+                    return FetchedPage(url=current, content_type="", body=b"", truncated=False,
+                                       not_modified=True, chain=tuple(hops))  # fmt: skip
                 if resp.is_redirect:
                     location = resp.headers.get("location", "")
                     if not location:
@@ -150,7 +156,7 @@ class HttpFetcher:
                         )
                     current = urljoin(current, location)
                     continue
-                return await _read(url, current, resp, limits)
+                return await _read(url, tuple(hops), resp, limits)
         raise FetchError(url, f"too_many_redirects (more than {limits.max_redirects})")
 
 
@@ -164,7 +170,9 @@ def _conditional(validators: Validators | None) -> dict[str, str]:
     return headers
 
 
-async def _read(url: str, final_url: str, resp: httpx.Response, limits: FetchLimits) -> FetchedPage:
+async def _read(
+    url: str, chain: tuple[str, ...], resp: httpx.Response, limits: FetchLimits
+) -> FetchedPage:
     """Check status and type, then read at most ``limits.max_bytes`` of the body."""
     if resp.status_code >= 400:
         transient = resp.status_code == 429 or resp.status_code >= 500
@@ -174,12 +182,13 @@ async def _read(url: str, final_url: str, resp: httpx.Response, limits: FetchLim
         raise FetchError(url, f"not_html: content type {content_type}")
     body, truncated = await _body(url, resp, limits.max_bytes)
     return FetchedPage(
-        url=final_url,
+        url=chain[-1],
         content_type=content_type or "text/html",
         body=body,
         truncated=truncated,
         etag=resp.headers.get("etag", ""),
         last_modified=resp.headers.get("last-modified", ""),
+        chain=chain,
     )
 
 
