@@ -2,16 +2,22 @@
 
 Connections are made through the network policy (services.netpolicy): the address checked is
 the address connected to. The fetcher ignores ``HTTP(S)_PROXY`` and ``.netrc`` (a proxy would
-route around the policy): a deployment that needs one sets ``DESKRESEARCH_FETCH_PROXY``, and
-every target is still checked before it is requested. Cookies are never stored, so nothing a
-site sets in one run reaches a request of another.
+route around the policy): a deployment that needs one sets ``DESKRESEARCH_FETCH_PROXY``. Every
+target is then still checked before it is requested, but the proxy resolves the name again and
+connects itself, so the pinning that stops DNS rebinding is the proxy's job (a warning says so
+once per process). We do not hand the proxy the checked address instead of the name: for plain
+http the proxy would send that address as the ``Host`` (RFC 9112 has it take the host from the
+request line), breaking every virtual host, and a proxy that filters by name would see none.
+Cookies are never stored, so nothing a site sets in one run reaches a request of another.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import zlib
+from functools import cache
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from urllib.parse import urljoin
 
@@ -20,6 +26,7 @@ import httpx
 
 from deskresearch.errors import FetchError, RefusedURL
 from deskresearch.records import FetchedPage, FetchLimits, Validators
+from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.web.netpolicy import (
     PolicyRefused,
     PolicyTransport,
@@ -38,6 +45,21 @@ READABLE_TYPES = (
 )
 _USER_AGENT = "deskresearch/0.1 (+https://pypi.org/project/deskresearch/)"
 PROXY_ENV = "DESKRESEARCH_FETCH_PROXY"
+log = logging.getLogger("deskresearch.fetch")
+
+
+@cache
+def warn_proxy(proxy: str) -> None:
+    """Say once per process and proxy that a fetch proxy must filter its own egress."""
+    log.warning(
+        "deskresearch: warning: pages are fetched through the proxy %s (%s). Each target is "
+        "checked before it is requested, but the proxy looks the name up again and connects on "
+        "its own: a name that then resolves to a private address (DNS rebinding) reaches what "
+        "the proxy can reach. Make the proxy refuse loopback, private and link-local "
+        "destinations itself (README, Security).",
+        mask_secrets(proxy),
+        PROXY_ENV,
+    )
 
 
 def _no_cookies() -> CookieJar:
@@ -71,6 +93,8 @@ class HttpFetcher:
         self._resolver = resolver
         self._network = network
         self._proxy = proxy if proxy is not None else os.environ.get(PROXY_ENV) or None
+        if self._proxy:
+            warn_proxy(self._proxy)
 
     def client_for(self, allow: tuple[str, ...]) -> httpx.AsyncClient:
         """Return the client for one allow-list, creating it on first use.
