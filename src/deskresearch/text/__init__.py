@@ -1,4 +1,4 @@
-"""Text helpers without I/O: topic and phrase cleaning, language detection, chunk relevance.
+"""Text helpers without I/O: input cleaning, links and inert labels, languages, chunk relevance.
 
 Imports nothing of deskresearch but errors and records.
 """

@@ -2,8 +2,9 @@
 
 A re-run of the same research costs no model tokens and no fetches: answers are kept by
 (endpoint, model, method, schema, messages), searches by (query, backend chain, day), pages by
-canonical URL. A page is used unasked for ``page_ttl_s``, then revalidated with a conditional
-GET (ETag / Last-Modified). Each wrapper sits outside the limiter, so a hit takes no slot, no
+canonical URL (with every URL they came through, for the network policy of later runs). A page
+is used unasked for ``page_ttl_s``, then revalidated with a conditional GET (ETag /
+Last-Modified). Each wrapper sits outside the limiter, so a hit takes no slot, no
 retry and no budget; it is reported as ``cached_calls`` in usage and ``cached`` in provenance.
 The per-run ``CachePolicy`` (None: off) arrives inside the spec/settings/limits like every
 other per-run choice. LangGraph's own node cache was not used: a replayed node would replay
