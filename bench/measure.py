@@ -13,11 +13,11 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:
     from tests.support.loopback import Call
 
-_QUERY = re.compile(r"^Query: (.*)$", re.MULTILINE)
+_QUERY = re.compile(r"^<queries>\n(.*)\n</queries>$", re.MULTILINE)  # a ranking prompt's query
 _PAGE_URL = re.compile(r'<page url="([^"]+)"')
 _LISTED_URL = re.compile(r"<(https?://[^>\s]+)>")  # a search result in a ranking prompt
 _BEFORE_REPORT = {"Keywords", "QueryPlan", "Ranking", "ChunkSummary", "PageFacts"}
-_SECTION = re.compile(r'^Write the section "', re.MULTILINE)  # one of the report's sections
+_SECTION = re.compile(r"^<section ", re.MULTILINE)  # one of the report's sections
 
 
 def _user_text(body: dict[str, Any]) -> str:

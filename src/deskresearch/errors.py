@@ -114,12 +114,20 @@ class SearchError(ServiceError):
 
 
 class FetchError(ServiceError):
-    """A page could not be fetched or read."""
+    """A page could not be fetched or read.
 
-    def __init__(self, url: str, reason: str, *, transient: bool = False) -> None:
+    Attributes:
+        chain: the URLs requested before it failed, the first to the last (redirects followed),
+            when the fetcher knows them: the cache remembers a failure only with its chain.
+    """
+
+    def __init__(
+        self, url: str, reason: str, *, transient: bool = False, chain: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(f"fetching {url} failed: {reason}", transient=transient)
         self.url = url
         self.reason = reason
+        self.chain = chain
 
 
 class RefusedURL(FetchError):

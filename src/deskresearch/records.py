@@ -222,6 +222,7 @@ class FetchedPage:
     not_modified: bool = False  # a conditional GET answered 304: body is empty
     cached: Literal["", "hit", "revalidated"] = ""  # served from the cache (revalidated: 304)
     read_on: str = ""  # ISO date the body was fetched, when it came from the cache
+    chain: tuple[str, ...] = ()  # every URL requested, the first to ``url``: redirects followed
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -317,7 +317,7 @@ def first_claims(block: str) -> dict[int, str]:
     return claims
 
 
-_SECTION = re.compile(r'^Write the section "', re.MULTILINE)
+_SECTION = re.compile(r"^<section ", re.MULTILINE)  # a write_section prompt's data block
 
 
 def outline(ids: list[int]) -> dict[str, Any]:

@@ -61,6 +61,7 @@ class Entry:
     path: str  # e.g. /pages/heise.de.lithium.html, or /status/404
     title: str
     snippet: str
+    url: str = ""  # the result's URL as given, verbatim (a hostile one); "": from path
 
 
 def default_catalogue() -> list[Entry]:
@@ -178,8 +179,8 @@ class FakeWeb:
             picked = [self.catalogue[(start + i) % len(self.catalogue)] for i in range(n)]
         results = []
         for i, e in enumerate(picked):
-            url = self.page_url(e.path)
-            if i % 3 == 1:  # the same page under a tracking-decorated URL
+            url = e.url or self.page_url(e.path)
+            if i % 3 == 1 and not e.url:  # the same page under a tracking-decorated URL
                 url += "?utm_source=newsletter&utm_medium=email#top"
             results.append(
                 {"title": e.title, "url": url, "content": e.snippet, "score": 1.0 - i / 100}

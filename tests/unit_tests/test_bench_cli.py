@@ -37,8 +37,8 @@ def _observed() -> Observed:
         _model("QueryPlan", 2.1, 0.8),
         Call("search", "q1", 0.3, {}, started=T0 + 3.0),
         Call("search", "q2", 0.3, {}, started=T0 + 3.0),
-        _model("Ranking", 3.4, 0.3, "Query: q1\nResults: ..."),
-        _model("Ranking", 3.4, 0.6, "Query: q2\nResults: ..."),
+        _model("Ranking", 3.4, 0.3, "Query:\n<queries>\nq1\n</queries>\n<results>"),
+        _model("Ranking", 3.4, 0.6, "Query:\n<queries>\nq2\n</queries>\n<results>"),
         Call("fetch", "/pages/a.html", 0.2, {}, started=T0 + 4.1),
         _model("ChunkSummary", 4.4, 0.7, f"{page}\nchunk 1"),
         _model("ChunkSummary", 4.4, 0.9, f"{page}\nchunk 2"),
@@ -90,7 +90,7 @@ def test_summary_bound_is_the_longest_dependent_chain() -> None:
 
 def test_a_page_waits_only_for_the_quickest_query_that_listed_it() -> None:
     obs = _observed()
-    listing = "Query: q1\n<results>\n[0] A <http://127.0.0.2:8000/pages/a.html>\n</results>"
+    listing = "<queries>\nq1\n</queries>\n<results>\n[0] A <http://127.0.0.2:8000/pages/a.html>\n</results>"
     obs.log[6] = _model("Ranking", 3.4, 0.3, listing)
     # q1 (0.3 + 0.3) → page (0.2 + 0.9) = 1.7 outlasts q2's 0.9, which the report still waits for
     assert summarise(obs)["bound_s"] == pytest.approx(0.5 + 0.4 + 0.8 + 1.7 + 2.7)
@@ -98,8 +98,8 @@ def test_a_page_waits_only_for_the_quickest_query_that_listed_it() -> None:
 
 def test_report_sections_count_as_their_slowest_and_the_outline_in_series() -> None:
     obs = _observed()
-    sections = [_model("report", 6.0, 0.9, 'Write the section "Overview" (what ...) and'),
-                _model("report", 6.0, 1.4, 'Write the section "Aspect 1" (what ...) and')]  # fmt: skip
+    sections = [_model("report", 6.0, 0.9, '<section number="1" heading="Overview">'),
+                _model("report", 6.0, 1.4, '<section number="2" heading="Aspect 1">')]  # fmt: skip
     obs.log[11:12] = [_model("Outline", 5.5, 0.4), *sections]
     # ... + page 1.1 + outline 0.4 + slowest section 1.4 (not 0.9 + 1.4) + judging 1.5
     assert summarise(obs)["bound_s"] == pytest.approx(2.6 + 1.1 + 0.4 + 1.4 + 1.5)

@@ -49,7 +49,7 @@ TITLES = {
 # BEGIN GENERATED (python -m deskresearch.cli.options --write)
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
-    Option('language', 'str', 'models and report', (), "'en-us'", 'Report language: a code or a name (en-us, zh-cn, German). Passed to every writing prompt.'),
+    Option('language', 'str', 'models and report', (), "'en-us'", 'Report language: a code or a name of at most three words (en-us, zh-cn, German, Brazilian Portuguese). Passed to every writing prompt.'),
     Option('report_words', 'int', 'models and report', (), '2000', 'Target length of the report in words (MetaGPT: 2000). Range 100–20000.'),
     Option('summary_model', 'str', 'models and report', (), "'gpt-4o-mini'", "Model for keywords, query planning, ranking and page summaries (cheap, many calls). provider:model picks a local server's usual URL: ollama:, vllm:, llamacpp:, lmstudio:, openai:."),
     Option('report_model', 'str', 'models and report', (), "'gpt-4o'", 'Model that writes the final report (one call, long output); provider:model as for summary_model.'),

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic.dataclasses import dataclass
+
+from deskresearch.text.clean import MAX_LANGUAGE_CHARS, clean_language
 
 BACKENDS = ("tavily", "duckduckgo", "searxng", "corpus")
 _NAME = "(" + "|".join(BACKENDS) + ")"
@@ -34,10 +36,9 @@ class ModelFields:
         str,
         Field(
             title="Report language",
-            json_schema_extra=MODELS,
-            min_length=1,
-            max_length=64,
-            description="Report language: a code or a name (en-us, zh-cn, German). Passed to every writing prompt.",
+            # The length and shape are checked by _language_name (one message for both).
+            json_schema_extra={**MODELS, "minLength": 1, "maxLength": MAX_LANGUAGE_CHARS},
+            description="Report language: a code or a name of at most three words (en-us, zh-cn, German, Brazilian Portuguese). Passed to every writing prompt.",
         ),
     ] = "en-us"
     report_words: Annotated[
@@ -190,6 +191,12 @@ class ModelFields:
             description="Tokens (in + out) the run may spend gathering; once reached it stops ranking and summarising and writes the report from what it has, saying so. Calls already in flight then (at most max_model_calls) still finish and count. 0: no budget.",
         ),
     ] = 0
+
+    @field_validator("language")
+    @classmethod
+    def _language_name(cls, value: str) -> str:
+        """A language name or tag only: it is written into the writing prompts' instructions."""
+        return clean_language(value)
 
 
 @dataclass(kw_only=True, frozen=True)

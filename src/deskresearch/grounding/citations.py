@@ -7,6 +7,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from deskresearch.records import Source
+from deskresearch.text.clean import inert_label, markdown_literal
 
 # [3], [1, 2], [1; 4] — but not markdown links [text](url) or footnotes [^1].
 _CITE = re.compile(r"\s?\[(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\](?!\()")
@@ -81,15 +82,25 @@ def strip_model_references(text: str) -> str:
     return text.strip()
 
 
+def reference_label(text: str) -> str:
+    """A page-written label (title, site, date) as inert markdown: plain text, markup escaped."""
+    return markdown_literal(inert_label(text))
+
+
 def render_references(sources: Sequence[Source], heading: str = "References") -> str:
-    """Render the ledger as the report's reference list."""
+    """Render the ledger as the report's reference list.
+
+    Titles, site names and dates are the pages' own words: printed as inert text (no link, no
+    URL, no markup), so each entry links to one address only, the source's own.
+    """
     lines = [f"## {heading}", ""]
     for s in sources:
-        parts = [f"[{s['id']}] {s['title'] or s['url']}"]
-        if s["site"]:
-            parts.append(s["site"])
-        if s["published"]:
-            parts.append(f"published {s['published']}")
+        title = reference_label(s["title"])
+        parts = [f"[{s['id']}] {title or s['url']}"]
+        if site := reference_label(s["site"]):
+            parts.append(site)
+        if published := reference_label(s["published"]):
+            parts.append(f"published {published}")
         read = "search snippet only" if s["origin"] == "snippet" else "read"
         parts.append(f"<{s['url']}> ({read} {s['date_read']})")
         lines.append(". ".join(parts) + "  ")

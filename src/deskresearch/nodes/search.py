@@ -13,7 +13,7 @@ from deskresearch.errors import ServiceError
 from deskresearch.progress import emit, note
 from deskresearch.records import Provenance, SearchHit, Stage
 from deskresearch.safety.injection import clean_line
-from deskresearch.safety.urls import canonical_url, url_problem
+from deskresearch.safety.urls import canonical_url, shown, url_problem
 from deskresearch.services.base import SearchService
 from deskresearch.state import KeywordHits, KeywordTask, QueryState
 from deskresearch.text.plural import plural
@@ -22,15 +22,18 @@ from deskresearch.text.plural import plural
 def checked_hits(hits: list[SearchHit], stage: Stage) -> tuple[list[SearchHit], list[Provenance]]:
     """Drop hits whose URL is malformed; remove instructions to a model from titles and snippets.
 
-    Search results are written by whoever wrote the pages: a bad URL must cost its hit, not
-    the run, and a title or snippet must not talk to the ranking model.
+    Search results are written by whoever wrote the pages: a bad URL (``url_problem``: control
+    or bidi characters, an empty or overlong host label, a zone id, a port out of range, ...)
+    must cost its hit, with the reason, never the run; a title or snippet must not talk to the
+    ranking model. The provenance line shows a dropped URL's invisible characters escaped.
     """
     kept: list[SearchHit] = []
     notes: list[Provenance] = []
     for h in hits:
         problem = url_problem(h["url"]) if h["raw_content"] is None else None  # corpus: file:
         if problem:
-            notes.append(note(stage, h["url"], "blocked", f"search result dropped: {problem}"))
+            why = f"search result dropped: {problem}"
+            notes.append(note(stage, shown(h["url"]), "blocked", why))
             continue
         title, bad_title = clean_line(h["title"])
         snippet, bad_snippet = clean_line(h["snippet"])

@@ -14,7 +14,7 @@ from deskresearch.config.context import Context, resolve
 from deskresearch.progress import emit
 from deskresearch.services.base import ChatService, ContentExtractor, SearchService, TokenCounter
 from deskresearch.state import ResearchInput
-from deskresearch.text.clean import MAX_TOPIC_CHARS, clean_topic
+from deskresearch.text.clean import MAX_TOPIC_CHARS, clean_language, clean_topic
 
 __all__ = ["MAX_TOPIC_CHARS", "clean_topic", "start_run"]
 
@@ -44,7 +44,8 @@ async def start_run(
     """
     ctx = resolve(runtime)
     topic = clean_topic(state.get("topic"))
-    language = " ".join(str(state.get("language") or ctx.language).split()) or ctx.language
+    given = state.get("language")  # a served caller's input: checked like the setting
+    language = clean_language(given if given and str(given).strip() else ctx.language)
     # Checks may touch files (the cache, a corpus folder): off the event loop, whose blocking
     # guard under `langgraph dev` would otherwise fail the run.
     await asyncio.to_thread(_check, ctx, llm, search)

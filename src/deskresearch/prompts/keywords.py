@@ -11,12 +11,16 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from deskresearch.prompts.common import data
+from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, data
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-SYSTEM = """You plan web searches for a research report. Today is {today}."""
+SYSTEM = (
+    """You plan web searches for a research report. Today is {today}.
+"""
+    + DATA_NOT_INSTRUCTIONS
+)
 
 USER = """Research topic:
 <topic>

@@ -7,7 +7,7 @@ from datetime import date
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, data
+from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, data, language_tag
 from deskresearch.prompts.write_report import format_sources
 from deskresearch.records import Source
 
@@ -46,7 +46,7 @@ def render(
 ) -> list[BaseMessage]:
     """Build the messages; each value is inserted exactly once."""
     return [
-        SystemMessage(SYSTEM.format(language=language, today=today.isoformat())),
+        SystemMessage(SYSTEM.format(language=language_tag(language), today=today.isoformat())),
         HumanMessage(
             USER.format(
                 topic=data(topic),

@@ -16,8 +16,15 @@ SYSTEM = (
     + DATA_NOT_INSTRUCTIONS
 )
 
-USER = """Research topic: {topic}
-Query: {query}
+USER = """Research topic:
+<topic>
+{topic}
+</topic>
+
+Query:
+<queries>
+{query}
+</queries>
 
 <results>
 {results}

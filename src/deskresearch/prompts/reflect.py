@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, data
+from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, data, language_tag
 
 SYSTEM = (
     """You review research in progress. Write in {language}.
@@ -62,14 +62,14 @@ def render(
     """Build the messages: every caller- and page-derived text inside a data block."""
     searched = "\n".join(f"- {data(' '.join(q.split()))}" for q in queries) or "(none)"
     return [
-        SystemMessage(SYSTEM.format(language=language)),
+        SystemMessage(SYSTEM.format(language=language_tag(language))),
         HumanMessage(
             USER.format(
                 topic=data(topic),
                 queries=searched,
                 facts=format_facts(facts),
                 allowed=allowed,
-                language=language,
+                language=language_tag(language),
             )
         ),
     ]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, attr, data
+from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, attr, data, language_tag
 from deskresearch.records import Fact
 
 SYSTEM = (
@@ -15,9 +15,15 @@ SYSTEM = (
     + DATA_NOT_INSTRUCTIONS
 )
 
-CHUNK = """Research topic: {topic}
+CHUNK = """Research topic:
+<topic>
+{topic}
+</topic>
+
 Queries this page serves:
+<queries>
 {queries}
+</queries>
 
 <page url="{url}" title="{title}">
 {chunk}
@@ -31,12 +37,18 @@ statistic, with who said it. For each fact give
   figures), one sentence or less.
 A fact without an exact quote is discarded."""
 
-REDUCE = """Research topic: {topic}
-Queries this page serves:
-{queries}
+REDUCE = """Research topic:
+<topic>
+{topic}
+</topic>
 
-Facts taken from consecutive parts of the page {url} ("{title}"), each with its quote:
-<page url="{url}">
+Queries this page serves:
+<queries>
+{queries}
+</queries>
+
+Facts taken from consecutive parts of the page below, each with its quote:
+<page url="{url}" title="{title}">
 {notes}
 </page>
 
@@ -53,7 +65,7 @@ def render_chunk(
 ) -> list[BaseMessage]:
     """Build the messages for one chunk."""
     return [
-        SystemMessage(SYSTEM.format(language=language)),
+        SystemMessage(SYSTEM.format(language=language_tag(language))),
         HumanMessage(
             CHUNK.format(
                 topic=data(topic),
@@ -61,7 +73,7 @@ def render_chunk(
                 url=attr(url),
                 title=attr(title),
                 chunk=data(chunk),
-                language=language,
+                language=language_tag(language),
             )
         ),
     ]
@@ -87,7 +99,7 @@ def render_reduce(
 ) -> list[BaseMessage]:
     """Build the messages that choose one page's facts among its chunks' facts."""
     return [
-        SystemMessage(SYSTEM.format(language=language)),
+        SystemMessage(SYSTEM.format(language=language_tag(language))),
         HumanMessage(
             REDUCE.format(
                 topic=data(topic),

@@ -7,7 +7,7 @@ from datetime import date
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, attr, data
+from deskresearch.prompts.common import DATA_NOT_INSTRUCTIONS, attr, data, language_tag
 from deskresearch.records import Source
 
 SYSTEM = (
@@ -68,7 +68,7 @@ def render(
 ) -> list[BaseMessage]:
     """Build the messages; ``retry`` adds a reminder after an uncited draft."""
     return [
-        SystemMessage(SYSTEM.format(language=language, today=today.isoformat())),
+        SystemMessage(SYSTEM.format(language=language_tag(language), today=today.isoformat())),
         HumanMessage(
             USER.format(
                 topic=data(topic),

@@ -7,7 +7,7 @@ from datetime import date
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from deskresearch.prompts.common import attr, data
+from deskresearch.prompts.common import attr, data, language_tag
 from deskresearch.prompts.write_report import SYSTEM, format_sources
 from deskresearch.records import Source
 
@@ -16,12 +16,19 @@ USER = """Research topic:
 {topic}
 </topic>
 
-The report "{title}" has these sections:
+The report's title and its sections, numbered:
+<outline title="{title}">
 {outline}
+</outline>
 
-Write the section "{heading}" ({focus}) and nothing else: no title, no heading of its own (it is
-added), no references list. Aim for about {words} words of structured markdown (paragraphs,
-lists, a comparative table where it helps; sub-headings start with ###). {position}
+Write section {number} and nothing else: no title, no heading of its own (it is added), no
+references list. What it covers:
+<section number="{number}" heading="{heading}">
+{focus}
+</section>
+
+Aim for about {words} words of structured markdown (paragraphs, lists, a comparative table where
+it helps; sub-headings start with ###). {position}
 
 <sources>
 {sources}
@@ -52,15 +59,21 @@ def render(
     language: str,
     today: date,
 ) -> list[BaseMessage]:
-    """Build the messages for one section; ``position`` is first, middle or last."""
+    """Build the messages for one section; ``position`` is first, middle or last.
+
+    The section is named by its number in the outline: its heading and focus (the model's
+    words, from page text) stay inside the data blocks.
+    """
     outline = "\n".join(f"{i + 1}. {data(h)}" for i, h in enumerate(headings))
+    number = headings.index(heading) + 1 if heading in headings else len(headings) + 1
     return [
-        SystemMessage(SYSTEM.format(language=language, today=today.isoformat())),
+        SystemMessage(SYSTEM.format(language=language_tag(language), today=today.isoformat())),
         HumanMessage(
             USER.format(
                 topic=data(topic),
                 title=attr(title),
                 outline=outline,
+                number=number,
                 heading=attr(heading),
                 focus=data(focus),
                 position=POSITIONS[position],

@@ -22,6 +22,7 @@ from deskresearch.grounding.citations import render_references
 from deskresearch.grounding.draft import language_code
 from deskresearch.grounding.ledger import summary_line
 from deskresearch.report.html_claims import markdown_renderer, render_body, unmarked
+from deskresearch.text.clean import inert_label
 from deskresearch.text.plural import plural
 
 _SAFE_URL = re.compile(r"^(?:https?|file)://[^\s\x00-\x1f\x7f\"'<>`]+$", re.IGNORECASE)
@@ -83,12 +84,12 @@ def references_html(sources: Sequence[Mapping[str, Any]]) -> str:
     items = []
     for s in sources:
         sid, url = int(s["id"]), str(s.get("url") or "")
-        title = escape(str(s.get("title") or url))
+        title = escape(inert_label(str(s.get("title") or "")) or url)  # the page's words only
         href = safe_href(url)
         head = f'<a href="{href}" rel="noopener noreferrer">{title}</a>' if href else title
-        meta = [escape(str(s[k])) for k in ("site",) if s.get(k)]
-        if s.get("published"):
-            meta.append(f"published {escape(str(s['published']))}")
+        meta = [escape(label) for k in ("site",) if (label := inert_label(str(s.get(k) or "")))]
+        if published := inert_label(str(s.get("published") or "")):
+            meta.append(f"published {escape(published)}")
         read = "search snippet only" if s.get("origin") == "snippet" else "read"
         meta.append(f"{read} {escape(str(s.get('date_read') or ''))}".strip())
         facts = s.get("facts") or []
@@ -225,7 +226,10 @@ def render_html(result: Mapping[str, Any], *, topic: str, language: str = "en") 
     """
     sources = list(result.get("sources") or [])
     citations = list(result.get("citations") or [])
-    titles = {int(s["id"]): str(s.get("title") or s.get("url") or "") for s in sources}
+    titles = {
+        int(s["id"]): inert_label(str(s.get("title") or "")) or str(s.get("url") or "")
+        for s in sources
+    }
     body_md, tail_md = split_report(unmarked(str(result.get("report") or "")), sources)
     body, placed = render_body(body_md, citations, titles)
     tail = markdown_renderer(titles).render(tail_md) if tail_md.strip() else ""

@@ -1,7 +1,9 @@
 """Text that addresses the model instead of the reader: found however it is spelled, then removed.
 
 Matching runs on a normalised copy, so spelling tricks do not hide a phrase: Unicode compatibility
-form (NFKC: full-width letters, ligatures, no-break spaces), invisible characters removed (zero-width
+form (NFKC: full-width letters, ligatures, no-break spaces), markdown's backslash escapes undone
+(trafilatura's markdown puts a backslash before the ``<`` and ``_`` of a chat token: it is still
+the token), invisible characters removed (zero-width
 spaces and joiners, bidi controls, soft hyphens, variation selectors, tag characters), control
 characters and every run of whitespace (double spaces, line breaks) folded to one space, case
 folded, accents dropped, and look-alike letters from other scripts (Cyrillic ``о``, Greek ``ο``,
@@ -31,6 +33,9 @@ _INVISIBLE = regex.compile(
     r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 )
 _SPACE = re.compile(r"\s+")
+# A markdown backslash escape of ASCII punctuation (trafilatura's markdown escapes the "<" and
+# "_" of "<|im_end|>"): undone before matching, so the escaped token is the token.
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 @cache
@@ -49,9 +54,9 @@ def _confusables() -> dict[int, str]:
 
 
 def plain(text: str) -> str:
-    """Return ``text`` in NFKC, invisible characters removed, case and whitespace folded."""
-    visible = _INVISIBLE.sub("", text)
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", visible).casefold()).strip()
+    """Return ``text`` in NFKC, invisible characters and markdown escapes removed, folded."""
+    visible = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
+    return _SPACE.sub(" ", _MD_ESCAPE.sub(r"\1", visible).casefold()).strip()
 
 
 def skeleton(text: str) -> str:
@@ -182,7 +187,16 @@ def remove_injections(text: str) -> tuple[str, int]:
     return "\n\n".join(p for p in paragraphs if p.strip()), removed
 
 
+# Control characters and bidi embeddings, overrides and isolates: in a title printed to a
+# terminal (the CLI's review) they could move the cursor, clear the screen or reorder the text.
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
 def clean_line(text: str) -> tuple[str, bool]:
-    """Return a title or snippet with instructions to a model removed, and whether any were."""
+    """Return a title or snippet with instructions to a model removed, and whether any were.
+
+    The line is also made printable: control characters and bidi controls are dropped and
+    whitespace is folded to single spaces.
+    """
     kept, removed = remove_injections(text)
-    return " ".join(kept.split()), removed > 0
+    return " ".join(_UNPRINTABLE.sub("", kept).split()), removed > 0

@@ -171,7 +171,9 @@ class PageFetcher(Protocol):
         """Return the page body, cut at ``limits.max_bytes``.
 
         With ``validators`` (a cached copy's ETag / Last-Modified) the request is conditional:
-        a 304 comes back as ``FetchedPage(not_modified=True)`` with an empty body.
+        a 304 comes back as ``FetchedPage(not_modified=True)`` with an empty body. The page's
+        ``chain`` (and a FetchError's) lists every URL requested, redirects included: the cache
+        serves a copy only to a run whose network policy admits each of them.
         """
         ...
 

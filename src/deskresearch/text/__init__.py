@@ -1,4 +1,4 @@
-"""Text helpers without I/O: cleaning, language detection, chunk relevance, plural counts.
+"""Text helpers without I/O: input cleaning, inert labels, languages, relevance, plurals.
 
 Imports nothing of deskresearch but errors and records.
 """

@@ -8,6 +8,8 @@ import unicodedata
 from collections.abc import Collection, Sequence
 from html import unescape
 
+import regex
+
 from deskresearch.errors import ConfigError
 
 MAX_PHRASE_CHARS = 300
@@ -34,6 +36,33 @@ def clean_topic(topic: object) -> str:
         raise ConfigError(
             f"topic is {len(text)} characters; the limit is {MAX_TOPIC_CHARS}: "
             "state the question and leave background material out"
+        )
+    return text
+
+
+MAX_LANGUAGE_CHARS = 32
+# A language name or tag: up to three words of letters (any script) and digits, joined by a
+# space, hyphen or underscore: en-us, zh-Hans-CN, es-419, German, Brazilian Portuguese, 中文.
+LANGUAGE = regex.compile(r"^\p{L}[\p{L}\p{M}\p{N}]*(?:[ _-][\p{L}\p{M}\p{N}]+){0,2}$")
+
+
+def clean_language(language: object) -> str:
+    """Return the report language with whitespace collapsed, if it is a language name or tag.
+
+    The language is written into every writing prompt's instructions, so a caller's value must
+    not be able to say anything else there.
+
+    Raises:
+        ConfigError: anything but up to three words of letters and digits (no punctuation,
+            no line breaks), or longer than MAX_LANGUAGE_CHARS.
+    """
+    text = " ".join(str(language).split()) if isinstance(language, str) else ""
+    if len(text) > MAX_LANGUAGE_CHARS or not LANGUAGE.match(text):
+        shown = " ".join(repr(language)[:60].split())
+        raise ConfigError(
+            f"language {shown} is not a language name or tag: give a code or a name of at "
+            f"most three words and {MAX_LANGUAGE_CHARS} characters, letters and digits only "
+            "(en-us, de, zh-Hans-CN, German, Brazilian Portuguese)"
         )
     return text
 
@@ -113,3 +142,27 @@ def strip_links(text: str, allowed: Collection[str]) -> tuple[str, list[str]]:
     text = _AUTOLINK.sub(lambda m: m.group(0) if m.group(1) in allowed else _drop(m, removed), text)
     text = _BARE_URL.sub(bare, text)
     return text, removed
+
+
+_HTML_TAG = re.compile(r"</?[a-z!?][^<>]*>?", re.IGNORECASE)
+_MD_ACTIVE = re.compile(r"([\\`*_~\[\]<>])")  # links, autolinks, HTML, code, emphasis
+MAX_LABEL_CHARS = 300
+
+
+def inert_label(text: str) -> str:
+    """Return a page's title (or site name) as plain text: no link, no URL, no tag, one line.
+
+    A title is whatever the page's author wrote; printed in the references it must not add a
+    link, a URL or markup the report never read. Markdown links keep their text, URLs and
+    HTML tags go, whitespace (line breaks too) folds to one space; cut at MAX_LABEL_CHARS.
+    """
+    text = _MD_LINK.sub(lambda m: "" if m.group(1) else m.group(2), text)
+    text = _AUTOLINK.sub("", text)
+    text = _BARE_URL.sub("", text)
+    text = " ".join(_HTML_TAG.sub(" ", text).split())
+    return text if len(text) <= MAX_LABEL_CHARS else text[: MAX_LABEL_CHARS - 1] + "…"
+
+
+def markdown_literal(text: str) -> str:
+    """Return ``text`` with every character markdown could read as markup backslash-escaped."""
+    return _MD_ACTIVE.sub(r"\\\1", text)

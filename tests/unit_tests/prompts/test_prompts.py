@@ -55,12 +55,12 @@ def test_every_prompt_renders_without_leftover_placeholders_and_braces_survive()
 
 
 def test_writing_prompts_carry_the_language_and_dates_reach_ranking() -> None:
-    assert "Write in German" in text(
+    assert "Write in <language>German</language>" in text(
         summarise.render_chunk(
             topic="t", queries=["q"], url="u", title="t", chunk="c", language="German"
         )
     )
-    assert "Write in zh-cn" in text(
+    assert "Write in <language>zh-cn</language>" in text(
         write_report.render(
             topic="t", sources=[], words=10, language="zh-cn", today=TODAY, retry=False
         )

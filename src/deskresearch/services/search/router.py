@@ -18,7 +18,11 @@ from deskresearch.services.base import SearchBackend, SearchResult
 def web_hits(
     rows: Sequence[Any], *, max_results: int, url: str = "url", snippet: str = "content"
 ) -> list[SearchHit]:
-    """Turn a web search API's result rows into SearchHits, keeping only http(s) results."""
+    """Turn a web search API's result rows into SearchHits (rows without a URL are skipped).
+
+    A URL that is not a web address (javascript:, file:, malformed) is kept: the search node
+    drops it with its reason (``safety.urls.url_problem``), so no drop goes unrecorded.
+    """
     hits = [
         SearchHit(
             url=str(r[url]),
@@ -28,7 +32,7 @@ def web_hits(
             content_type=None,
         )
         for r in rows
-        if isinstance(r, dict) and str(r.get(url) or "").startswith(("http://", "https://"))
+        if isinstance(r, dict) and isinstance(r.get(url), str) and r[url].strip()
     ]
     return hits[:max_results]
 

@@ -2,8 +2,9 @@
 
 A re-run of the same research costs no model tokens and no fetches: answers are kept by
 (endpoint, model, method, schema, messages), searches by (query, backend chain, day), pages by
-canonical URL. A page is used unasked for ``page_ttl_s``, then revalidated with a conditional
-GET (ETag / Last-Modified). Each wrapper sits outside the limiter, so a hit takes no slot, no
+canonical URL (with every URL they came through, for the network policy of later runs). A page
+is used unasked for ``page_ttl_s``, then revalidated with a conditional GET (ETag /
+Last-Modified). Each wrapper sits outside the limiter, so a hit takes no slot, no
 retry and no budget; it is reported as ``cached_calls`` in usage and ``cached`` in provenance.
 The per-run ``CachePolicy`` (None: off) arrives inside the spec/settings/limits like every
 other per-run choice. LangGraph's own node cache was not used: a replayed node would replay
@@ -40,7 +41,7 @@ from deskresearch.services.base import (
     SearchResult,
     SearchService,
 )
-from deskresearch.services.storage.cache_store import CacheStore, answer_key, digest
+from deskresearch.services.storage.cache_store import CacheStore, Entry, answer_key, digest
 from deskresearch.services.web.netpolicy import check_target
 
 T = TypeVar("T")
@@ -134,9 +135,13 @@ class CachedSearch:
 class CachedFetcher:
     """A PageFetcher that serves fresh cached pages and revalidates stale ones.
 
-    The network policy comes first: a cached copy is served only if this run's policy would let
-    the fetcher read the URL (a page kept by a run that allowed an intranet host is not served
-    to a run that does not). Pages that failed for good (404, not a page, redirect loops) are
+    The network policy comes first: a cached copy is used (served, remembered as a failure, or
+    revalidated with its validators) only if this run's policy admits every URL it came
+    through, the first one and each redirect (a page kept by a run that allowed an intranet
+    host, directly or behind a redirect, is not served to a run that does not). A copy whose
+    chain a policy refuses is asked of the server again, where that run's policy decides. A copy
+    kept without its chain (by a version before chains were recorded) is never used: where it
+    came from is unknown. Pages that failed for good (404, not a page, redirect loops) are
     remembered for the same TTL; transient failures (timeouts, 5xx) and policy refusals (which
     depend on the run's allow-list) are not.
     """
@@ -154,10 +159,10 @@ class CachedFetcher:
             return await self.inner.fetch(url, limits=limits, validators=validators)
         key = canonical_url(url)
         entry = await self._store.get(policy.path, "page", key)
+        if entry is not None:  # about to be used without the network: check first
+            entry = await _admitted(url, entry, limits)
         fresh = entry is not None and time.time() - entry.stored < policy.page_ttl_s
         meta = entry.meta if entry else {}
-        if entry is not None and fresh:  # about to answer without the network: check first
-            await check_target(url, limits.allow_hosts)
         if "error" in meta:  # a page that failed for good (404, not a page) is not asked again
             if fresh:
                 raise FetchError(url, f"{meta['error']} (remembered from {meta['read_on']})")
@@ -173,19 +178,39 @@ class CachedFetcher:
             page = await self.inner.fetch(url, limits=limits, validators=validators)
         except FetchError as exc:
             if not exc.transient and not isinstance(exc, RefusedURL):
-                failed = {"error": exc.reason, "read_on": date.today().isoformat()}
+                failed = {"error": exc.reason, "read_on": date.today().isoformat(),
+                          "chain": list(exc.chain or (url,))}  # fmt: skip
                 await self._store.put(policy.path, "page", key, b"", failed)
             raise
         if page.not_modified and entry is not None:
             await self._store.touch(policy.path, "page", key)
             return _from_cache(entry.value, meta, "revalidated")
-        await self._store.put(policy.path, "page", key, page.body, _page_meta(page, limits))
+        await self._store.put(policy.path, "page", key, page.body, _page_meta(url, page, limits))
         return page
 
 
-def _page_meta(page: FetchedPage, limits: FetchLimits) -> dict[str, Any]:
+async def _admitted(url: str, entry: Entry, limits: FetchLimits) -> Entry | None:
+    """The entry, if this run's policy admits every URL of its chain; else None (ask again).
+
+    Raises:
+        RefusedURL: the policy refuses ``url`` itself (as the live fetch would).
+    """
+    chain = entry.meta.get("chain")
+    if not isinstance(chain, list) or not chain:
+        return None  # kept without its chain: which hosts it came through is unknown
+    await check_target(url, limits.allow_hosts)
+    for hop in dict.fromkeys(str(h) for h in chain):
+        try:
+            await check_target(hop, limits.allow_hosts)
+        except FetchError:  # refused, or not resolvable now: the server is asked again
+            return None
+    return entry
+
+
+def _page_meta(url: str, page: FetchedPage, limits: FetchLimits) -> dict[str, Any]:
     return {
         "url": page.url,
+        "chain": list(page.chain or dict.fromkeys((url, page.url))),  # every URL requested
         "content_type": page.content_type,
         "truncated": page.truncated,
         "max_bytes": limits.max_bytes,
@@ -209,4 +234,5 @@ def _from_cache(
         last_modified=meta.get("last_modified", ""),
         cached=how,
         read_on=read_on,
+        chain=tuple(meta["chain"]),
     )

@@ -2,16 +2,22 @@
 
 Connections are made through the network policy (services.netpolicy): the address checked is
 the address connected to. The fetcher ignores ``HTTP(S)_PROXY`` and ``.netrc`` (a proxy would
-route around the policy): a deployment that needs one sets ``DESKRESEARCH_FETCH_PROXY``, and
-every target is still checked before it is requested. Cookies are never stored, so nothing a
-site sets in one run reaches a request of another.
+route around the policy): a deployment that needs one sets ``DESKRESEARCH_FETCH_PROXY``. Every
+target is then still checked before it is requested, but the proxy resolves the name again and
+connects itself, so the pinning that stops DNS rebinding is the proxy's job (a warning says so
+once per process). We do not hand the proxy the checked address instead of the name: for plain
+http the proxy would send that address as the ``Host`` (RFC 9112 has it take the host from the
+request line), breaking every virtual host, and a proxy that filters by name would see none.
+Cookies are never stored, so nothing a site sets in one run reaches a request of another.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import zlib
+from functools import cache
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from urllib.parse import urljoin
 
@@ -20,6 +26,7 @@ import httpx
 
 from deskresearch.errors import FetchError, RefusedURL
 from deskresearch.records import FetchedPage, FetchLimits, Validators
+from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.web.netpolicy import (
     PolicyRefused,
     PolicyTransport,
@@ -38,6 +45,21 @@ READABLE_TYPES = (
 )
 _USER_AGENT = "deskresearch/0.1 (+https://pypi.org/project/deskresearch/)"
 PROXY_ENV = "DESKRESEARCH_FETCH_PROXY"
+log = logging.getLogger("deskresearch.fetch")
+
+
+@cache
+def warn_proxy(proxy: str) -> None:
+    """Say once per process and proxy that a fetch proxy must filter its own egress."""
+    log.warning(
+        "deskresearch: warning: pages are fetched through the proxy %s (%s). Each target is "
+        "checked before it is requested, but the proxy looks the name up again and connects on "
+        "its own: a name that then resolves to a private address (DNS rebinding) reaches what "
+        "the proxy can reach. Make the proxy refuse loopback, private and link-local "
+        "destinations itself (README, Security).",
+        mask_secrets(proxy),
+        PROXY_ENV,
+    )
 
 
 def _no_cookies() -> CookieJar:
@@ -71,6 +93,8 @@ class HttpFetcher:
         self._resolver = resolver
         self._network = network
         self._proxy = proxy if proxy is not None else os.environ.get(PROXY_ENV) or None
+        if self._proxy:
+            warn_proxy(self._proxy)
 
     def client_for(self, allow: tuple[str, ...]) -> httpx.AsyncClient:
         """Return the client for one allow-list, creating it on first use.
@@ -112,9 +136,13 @@ class HttpFetcher:
             RefusedURL: blocked by the network policy (a non-http(s) scheme, a malformed URL, or
                 a host that is not public: netpolicy), for the first URL or any redirect.
         """
+        hops: list[str] = []  # every URL requested, for the page's (or the failure's) chain
         try:
             async with asyncio.timeout(limits.timeout_s):
-                return await self._follow(url, limits, _conditional(validators))
+                return await self._follow(url, limits, _conditional(validators), hops)
+        except FetchError as exc:
+            exc.chain = exc.chain or tuple(hops)
+            raise
         except TimeoutError:
             raise FetchError(url, f"timeout after {limits.timeout_s:g}s", transient=True) from None
         except PolicyRefused as exc:
@@ -126,10 +154,13 @@ class HttpFetcher:
         except httpx.InvalidURL as exc:
             raise RefusedURL(url, f"blocked: malformed URL ({exc})") from exc
 
-    async def _follow(self, url: str, limits: FetchLimits, headers: dict[str, str]) -> FetchedPage:
+    async def _follow(
+        self, url: str, limits: FetchLimits, headers: dict[str, str], hops: list[str]
+    ) -> FetchedPage:
         current = url
         client = self.client_for(limits.allow_hosts)
         for _ in range(limits.max_redirects + 1):
+            hops.append(current)
             # The first URL and every redirect: what needs no DNS here, the addresses when the
             # connection is made (or here, before a proxy resolves the name itself).
             split_target(current, limits.allow_hosts)
@@ -139,9 +170,8 @@ class HttpFetcher:
                 "GET", current, headers=headers, follow_redirects=False, timeout=limits.timeout_s
             ) as resp:
                 if resp.status_code == 304 and headers:  # httpx counts 304 as a redirect
-                    return FetchedPage(
-                        url=current, content_type="", body=b"", truncated=False, not_modified=True
-                    )
+                    return FetchedPage(url=current, content_type="", body=b"", truncated=False,
+                                       not_modified=True, chain=tuple(hops))  # fmt: skip
                 if resp.is_redirect:
                     location = resp.headers.get("location", "")
                     if not location:
@@ -150,7 +180,7 @@ class HttpFetcher:
                         )
                     current = urljoin(current, location)
                     continue
-                return await _read(url, current, resp, limits)
+                return await _read(url, tuple(hops), resp, limits)
         raise FetchError(url, f"too_many_redirects (more than {limits.max_redirects})")
 
 
@@ -164,7 +194,9 @@ def _conditional(validators: Validators | None) -> dict[str, str]:
     return headers
 
 
-async def _read(url: str, final_url: str, resp: httpx.Response, limits: FetchLimits) -> FetchedPage:
+async def _read(
+    url: str, chain: tuple[str, ...], resp: httpx.Response, limits: FetchLimits
+) -> FetchedPage:
     """Check status and type, then read at most ``limits.max_bytes`` of the body."""
     if resp.status_code >= 400:
         transient = resp.status_code == 429 or resp.status_code >= 500
@@ -174,12 +206,13 @@ async def _read(url: str, final_url: str, resp: httpx.Response, limits: FetchLim
         raise FetchError(url, f"not_html: content type {content_type}")
     body, truncated = await _body(url, resp, limits.max_bytes)
     return FetchedPage(
-        url=final_url,
+        url=chain[-1],
         content_type=content_type or "text/html",
         body=body,
         truncated=truncated,
         etag=resp.headers.get("etag", ""),
         last_modified=resp.headers.get("last-modified", ""),
+        chain=chain,
     )
 
 

@@ -24,6 +24,7 @@ import httpcore
 import httpx
 
 from deskresearch.errors import FetchError, RefusedURL
+from deskresearch.safety.urls import url_problem
 from deskresearch.services.web.tls import tls_context
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -78,19 +79,13 @@ def split_target(url: str, allow: Sequence[str] = ()) -> tuple[str, int]:
     """Return (host, port) of ``url`` after the checks that need no DNS.
 
     Raises:
-        RefusedURL: not http(s), malformed, or an IP literal that is not public (and not allowed).
+        RefusedURL: not http(s), malformed (``safety.urls.url_problem``), or an IP literal that
+            is not public (and not allowed).
     """
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-        host = parts.hostname or ""
-    except ValueError as exc:
-        raise RefusedURL(url, f"blocked: malformed URL ({exc})") from None
-    if parts.scheme not in ("http", "https"):
-        scheme = parts.scheme or "(none)"
-        raise RefusedURL(url, f"blocked: scheme {scheme}: only http and https pages are read")
-    if not host or any(c.isspace() for c in host):
-        raise RefusedURL(url, "blocked: malformed URL (no valid host)")
+    if problem := url_problem(url):
+        raise RefusedURL(url, f"blocked: {problem}")
+    parts = urlsplit(url)
+    host, port = parts.hostname or "", parts.port
     literal = _literal(host)
     if literal is not None and (why := refusal(host, [literal], allow)):
         raise RefusedURL(url, why)
@@ -112,13 +107,16 @@ async def checked_addresses(
     A name on the allow-list passes as it resolves (a deployment named it on purpose).
 
     Raises:
-        PolicyRefused: an address is not public and not allowed.
+        PolicyRefused: an address is not public and not allowed, or the name cannot be encoded.
         OSError: the name does not resolve.
     """
     literal = _literal(host)
     ips = [literal] if literal is not None else []
     if literal is None:
-        ips = [ipaddress.ip_address(a) for a in await resolver(host, port)]
+        try:
+            ips = [ipaddress.ip_address(a) for a in await resolver(host, port)]
+        except UnicodeError as exc:  # the name's encoding failed (not an OSError): refuse it
+            raise PolicyRefused(f"blocked: malformed host name {host[:80]!r} ({exc})") from None
     if host.lower() in {a.lower() for a in allow}:
         return ips
     why = refusal(host, ips, allow)
@@ -134,7 +132,8 @@ async def check_target(
 
     ``allow`` lists host names, IP addresses or CIDR ranges that may be read although they
     are loopback or private (the test suite allows 127.0.0.0/8 for its loopback web). Used
-    before a cached page is served and before a request through a proxy; direct connections
+    on each URL of a cached page's chain before it is served, and before a request through a
+    proxy (which resolves the name again itself: README, Security); direct connections
     are checked again, at connect time, by ``PolicyBackend``.
     """
     host, port = split_target(url, allow)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from deskresearch.errors import RefusedURL
+from deskresearch.errors import FetchError, RefusedURL
 from deskresearch.records import CachePolicy, FetchLimits, SearchSettings
 from deskresearch.services.search.corpus import CorpusSearch
 from deskresearch.services.search.router import SearchRouter
@@ -13,7 +13,7 @@ from deskresearch.services.storage.cache import CachedFetcher, CachedSearch
 from deskresearch.services.storage.cache_store import CacheStore
 from deskresearch.services.web.fetch import HttpFetcher
 from tests.support.fakes import FakeSearch, hit
-from tests.support.loopback import FakeWeb
+from tests.support.loopback import FakeWeb, serve
 
 pytestmark = pytest.mark.anyio
 PAGE = "/pages/heise.de.lithium.html"
@@ -48,6 +48,22 @@ async def test_a_refusal_is_not_remembered_for_a_run_that_allows_the_host(
         await fetcher.fetch(web.url(PAGE), limits=limits(policy))
     page = await fetcher.fetch(web.url(PAGE), limits=limits(policy, "127.0.0.0/8"))
     assert b"Lithium" in page.body and web.fetches[PAGE] == 1
+
+
+async def test_a_failure_remembered_behind_a_redirect_is_not_replayed_to_a_stricter_run(
+    policy: CachePolicy,
+) -> None:
+    """A remembered 404 would fall back to the snippet; a refused hop must not (no source)."""
+    with serve(FakeWeb(hosts=2)) as web:
+        front = f"http://127.0.0.2:{web.port}/redirect-to?url={web.url('/status/404')}"
+        fetcher = CachedFetcher(HttpFetcher(), CacheStore())
+        with pytest.raises(FetchError, match="http_404"):
+            await fetcher.fetch(front, limits=limits(policy, "127.0.0.0/8"))
+        with pytest.raises(RefusedURL, match="127.0.0.1, a loopback address"):
+            await fetcher.fetch(front, limits=limits(policy, "127.0.0.2/32"))
+        with pytest.raises(FetchError, match="remembered"):  # the first run's policy: replayed
+            await fetcher.fetch(front, limits=limits(policy, "127.0.0.0/8"))
+    assert web.fetches["/status/404"] == 1
 
 
 async def test_search_entries_are_keyed_by_the_corpus_folder(

@@ -133,3 +133,31 @@ async def test_cookies_set_by_a_site_are_never_sent_back() -> None:
 async def test_a_malformed_url_is_refused_not_raised(url: str) -> None:
     with pytest.raises(RefusedURL, match="blocked"):
         await HttpFetcher().fetch(url, limits=limits())
+
+
+@pytest.mark.parametrize(
+    ("location", "why"),
+    [
+        (f"http://{'a' * 64}.example/", "host label of 64 characters"),
+        ("http://lithium..example/", "empty host label"),
+        ("http://[fe80::1%25eth0]/", "IPv6 zone id"),
+        ("http://127.0.0.2:0/", "port 0"),
+    ],
+)
+async def test_a_redirect_to_a_malformed_url_is_refused_not_raised(location: str, why: str) -> None:
+    front = Listener("127.0.0.2", status=302)
+    with listening(front):
+        front.headers["Location"] = location
+        with pytest.raises(RefusedURL, match=why):
+            await HttpFetcher().fetch(front.url + "/", limits=limits("127.0.0.2/32"))
+    assert len(front.hits) == 1
+
+
+async def test_a_name_the_lookup_cannot_encode_is_refused_not_raised() -> None:
+    """Defence in depth behind url_problem: the resolver's UnicodeError is not an OSError."""
+
+    async def resolver(host: str, port: int) -> list[str]:
+        raise UnicodeError("label empty or too long")
+
+    with pytest.raises(RefusedURL, match="malformed host name"):
+        await HttpFetcher(resolver=resolver).fetch("http://odd.example/", limits=limits())
