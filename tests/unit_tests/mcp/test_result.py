@@ -31,7 +31,7 @@ def test_a_short_report_comes_back_whole_with_only_the_cited_sources() -> None:
 
 
 def test_a_long_report_loses_its_references_then_is_cut_at_a_paragraph_within_the_bound() -> None:
-    paragraphs = [f"Paragraph {i} says \"quoted\" things [{i % 5 + 1}]. " * 8 for i in range(60)]
+    paragraphs = [f'Paragraph {i} says "quoted" things [{i % 5 + 1}]. ' * 8 for i in range(60)]
     body = "# Long\n\n" + "\n\n".join(paragraphs)
     full = values(body, [source(i) for i in range(1, 6)])
     out = compact(full, thread_id="t1", full_result="here")
