@@ -9,11 +9,11 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp_types import TextContent
 
 from deskresearch.mcp.result import MAX_RESULT_CHARS
@@ -46,9 +46,9 @@ async def session(web: FakeWeb, tmp: Path, *args: str, **env: str) -> AsyncItera
                 yield s
 
 
-def tracked(into: list[tuple[float, str]]) -> Any:
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        into.append((done, message or ""))
+def tracked(into: list[tuple[float, str]]) -> ProgressFnT:
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        into.append((progress, message or ""))
 
     return on_progress
 

@@ -38,11 +38,11 @@ def server(web: FakeWeb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
 
 
 async def call(
-    url: str, arguments: dict[str, Any], progress: list[tuple[float, str]] | None = None
+    url: str, arguments: dict[str, Any], seen: list[tuple[float, str]] | None = None
 ) -> Any:
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        if progress is not None:
-            progress.append((done, message or ""))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        if seen is not None:
+            seen.append((progress, message or ""))
 
     async with streamable_http_client(url + "/mcp") as (read, write):
         async with ClientSession(read, write) as session:
@@ -146,6 +146,10 @@ async def test_a_cancelled_call_interrupts_the_served_run_which_resumes(
     assert isinstance(out, dict) and out["status"] == "ok"
 
 
+def chat(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
 async def test_a_chat_message_gets_the_report_as_an_ai_message(server: str) -> None:
     async with get_client(url=server) as client:
         thread = (await client.threads.create())["thread_id"]
@@ -153,7 +157,7 @@ async def test_a_chat_message_gets_the_report_as_an_ai_message(server: str) -> N
         final: dict[str, Any] = {}
         async for part in client.runs.stream(
             thread, "researcher",
-            input={"messages": [{"role": "user", "content": "How are EV batteries recycled?"}]},
+            input=chat("How are EV batteries recycled?"),
             stream_mode=["values", "messages-tuple"],
         ):  # fmt: skip
             if part.event == "values":
@@ -167,7 +171,7 @@ async def test_a_chat_message_gets_the_report_as_an_ai_message(server: str) -> N
         # A follow-up on the same thread is a new research on the follow-up's words.
         out = await client.runs.wait(
             thread, "researcher",
-            input={"messages": [{"role": "user", "content": "Night trains in Europe"}]},
+            input=chat("Night trains in Europe"),
         )  # fmt: skip
         state = await client.threads.get_state(thread)
     assert isinstance(out, dict) and out["status"] == "ok"
