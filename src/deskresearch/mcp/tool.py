@@ -59,9 +59,13 @@ TOPIC = (
     "'How are lithium-ion batteries from electric cars recycled in Europe?'"
 )
 LANGUAGE = "Language of the report: a code or a name (en-us, German, zh-cn); default: the server's setting (en-us)."
-MAX_ROUNDS = (
-    "Research rounds (1-5; default: the server's setting, 2). After each round a reflection "
-    "step looks for gaps and leads in what was read and searches them in the next round: more "
+_FIELD = getattr(Context, "__pydantic_fields__")["max_rounds"]  # noqa: B009 - untyped attr
+_ROUNDS = {type(m).__name__: getattr(m, type(m).__name__.lower()) for m in _FIELD.metadata}
+MIN_ROUNDS, MAX_ROUNDS = int(_ROUNDS["Ge"]), int(_ROUNDS["Le"])  # the setting's own bounds
+ROUNDS = (
+    f"Research rounds ({MIN_ROUNDS}-{MAX_ROUNDS}; default: the server's setting, "
+    f"{_FIELD.default}). After each round a reflection step "
+    "looks for gaps and leads in what was read and searches them in the next round: more "
     "rounds dig deeper and cost more; 1 is the quickest and cheapest."
 )
 
@@ -177,7 +181,9 @@ def build_server(runner: Runner, *, name: str = "deskresearch") -> MCPServer:
         topic: Annotated[str, Field(description=TOPIC)],
         ctx: MCPContext,
         language: Annotated[str | None, Field(description=LANGUAGE)] = None,
-        max_rounds: Annotated[int | None, Field(description=MAX_ROUNDS, ge=1, le=5)] = None,
+        max_rounds: Annotated[
+            int | None, Field(description=ROUNDS, ge=MIN_ROUNDS, le=MAX_ROUNDS)
+        ] = None,
     ) -> Annotated[CallToolResult, ResearchResult]:
         done = 0
 
