@@ -74,7 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         from deskresearch.mcp.local import LocalRunner
         from deskresearch.mcp.tool import build_server
-    except ImportError:
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types"):
+            raise
         print(
             "deskresearch mcp: error: the MCP SDK is not installed: pip install 'deskresearch[mcp]'",
             file=sys.stderr,
