@@ -9,6 +9,8 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, Literal, NotRequired
 
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
@@ -142,19 +144,41 @@ class SentenceCheck(TypedDict):
 TOPIC_EXAMPLE = "How are lithium-ion batteries from electric cars recycled in Europe?"
 
 
-class ResearchInput(TypedDict):
+class ChatMessages(TypedDict):
+    """The conversation, for chat front ends (Studio's chat view, Agent Chat UI, A2A).
+
+    A new human message is the topic of a new research (nodes/chat.py); the run answers with
+    an AI message carrying the report.
+    """
+
+    messages: NotRequired[
+        Annotated[
+            list[AnyMessage],
+            Field(
+                description="A chat instead of a topic: the latest human message is the research "
+                "question; the answer is an AI message carrying the report."
+            ),
+            add_messages,  # last: LangGraph takes the reducer from the last annotation
+        ]
+    ]  # the caller, nodes/start_run.py (a topic as a human message), the terminal nodes
+
+
+class ResearchInput(ChatMessages):
     """What a caller passes to the graph (Studio shows the descriptions and the example)."""
 
     __pydantic_config__ = ConfigDict(  # type: ignore[misc]
         json_schema_extra={"examples": [{"topic": TOPIC_EXAMPLE, "language": "en-us"}]}
     )
 
-    topic: Annotated[
-        str,
-        Field(
-            description="The research question, in any language (at most 2000 characters).",
-            examples=[TOPIC_EXAMPLE],
-        ),
+    topic: NotRequired[
+        Annotated[
+            str,
+            Field(
+                description="The research question, in any language (at most 2000 characters); "
+                "or send it as a human message in `messages`.",
+                examples=[TOPIC_EXAMPLE],
+            ),
+        ]
     ]
     language: NotRequired[
         Annotated[
@@ -196,6 +220,8 @@ OUTPUT_DESCRIPTIONS = {
     "usage": "Tokens and calls per stage and model.",
     "provenance": "The audit trail: what happened to each query, page and citation, and why.",
     "budget_stopped": "True when the token budget ran out and the run stopped gathering.",
+    "messages": "The conversation: each question as a human message, each answer as an AI "
+    "message carrying the report.",
     "rounds": "The research rounds: per round its queries (each with the gap it fills and the "
     "lead it follows, with the fact that names it), pages read, what was answered and still "
     "missing, tokens and seconds.",
@@ -209,7 +235,7 @@ def _describe_output(schema: dict[str, Any]) -> None:
             prop.setdefault("description", OUTPUT_DESCRIPTIONS[name])
 
 
-class ResearchOutput(TypedDict):
+class ResearchOutput(ChatMessages):
     """What the graph returns."""
 
     __pydantic_config__ = ConfigDict(json_schema_extra=_describe_output)  # type: ignore[misc]
@@ -232,6 +258,7 @@ class ResearchState(ResearchInput, ResearchOutput):
 
     settings: dict[str, Any]  # nodes/start_run.py: the run's Context, so a resume can reuse it
     run_id: str  # nodes/start_run.py: names this run's page claims (services.claims)
+    asked: str  # nodes/start_run.py: id of the human message researched (never taken twice)
     keywords: list[str]  # nodes/keywords.py
     keyword_attempts: int  # nodes/keywords.py
     keyword_hits: Annotated[list[KeywordHits], operator.add]  # nodes/search.py (search_keyword)

@@ -44,7 +44,9 @@ def run_example(name: str, web: FakeWeb, *, as_file: bool = True, **extra: str) 
 
 
 def test_the_readme_has_the_examples() -> None:
-    assert {"sdk", "embed", "parent", "tool"} <= set(EXAMPLES)
+    assert {"sdk", "embed", "parent", "tool", "mcp_stdio", "mcp_http", "chat", "a2a"} <= set(
+        EXAMPLES
+    )
 
 
 @pytest.mark.parametrize("name", ["embed", "parent", "tool"])
@@ -77,4 +79,5 @@ def test_tool_example(web: FakeWeb) -> None:
     assert len(web.model.calls("research")) == 2  # the tool call, then the answer
 
 
-# The "sdk" example needs the dev server: test_server.py runs it.
+# The "sdk" example needs the dev server: test_server.py runs it; "mcp_http", "chat" and "a2a"
+# run in test_served_clients.py, "mcp_stdio" and the client configuration in test_mcp_stdio.py.

@@ -167,21 +167,28 @@ async def test_empty_topic_is_rejected_before_any_call(web: FakeWeb) -> None:
 @pytest.mark.parametrize(
     ("mode", "writer"), [("sections", "write_section"), ("single", "write_report")]
 )
-async def test_messages_mode_streams_the_report_tokens_and_nothing_else(
+async def test_messages_mode_streams_the_report_tokens_and_the_conversation_only(
     web: FakeWeb, mode: str, writer: str
 ) -> None:
     graph = graph_for(web)
-    nodes: set[str] = set()
     text = ""
+    turns: dict[str, Any] = {}
     async for chunk, meta in graph.astream(
         {"topic": "EV battery recycling"},
         context=context_for(web, url_per_query=2, report_mode=mode),
         stream_mode="messages",
         subgraphs=False,
     ):
-        nodes.add(meta["langgraph_node"])
-        text += str(chunk.content)
-    assert nodes == {writer}  # structured calls (outline, judge) carry langsmith:nostream
+        if meta["langgraph_node"] == writer:
+            text += str(chunk.content)
+        else:  # the messages the run adds to the conversation (nodes/chat.py), whole
+            turns[meta["langgraph_node"]] = chunk
+    # Structured calls (keywords, outline, judge) carry langsmith:nostream: none streams.
+    assert set(turns) == {"start_run", "finish_report"}
+    assert (
+        turns["start_run"].type == "human" and turns["start_run"].content == "EV battery recycling"
+    )
+    assert turns["finish_report"].type == "ai" and "## References" in turns["finish_report"].content
     assert "[1]" in text and len(text) > 100
 
 

@@ -48,7 +48,7 @@ async def test_the_sdk_sees_the_assistant_and_its_schemas(server: str) -> None:
         schemas: dict[str, Any] = dict(
             await client.assistants.get_schemas(assistant["assistant_id"])
         )
-        assert set(schemas["input_schema"]["properties"]) == {"topic", "language"}
+        assert set(schemas["input_schema"]["properties"]) == {"topic", "language", "messages"}
         assert {"report", "sources", "status"} <= set(schemas["output_schema"]["properties"])
         fields = schemas["context_schema"]["properties"]
         assert fields["summary_model"]["__template_metadata__"] == {"kind": "llm"}

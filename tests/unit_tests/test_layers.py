@@ -20,7 +20,7 @@ PACKAGE = ROOT / "src" / "deskresearch"
 LAYERS: list[list[str]] = [
     ["deskresearch"],  # the public API (__init__) re-exports from below
     ["deskresearch.__main__"],
-    ["deskresearch.batch"],
+    ["deskresearch.batch", "deskresearch.mcp"],
     ["deskresearch.cli"],
     ["deskresearch.graph", "deskresearch.tool", "deskresearch.resume_fix"],
     ["deskresearch.nodes"],

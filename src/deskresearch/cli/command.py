@@ -40,6 +40,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "deskresearch.batch.cli",
         "research many topics from a file: here, on Ray, on a server",
     ),
+    "mcp": ("deskresearch.mcp.stdio", "serve the research tool to MCP clients (stdio)"),
 }
 
 EXAMPLES = (
@@ -51,6 +52,7 @@ examples:
   deskresearch "topic" --search corpus --corpus-dir ~/papers --no-cache
   deskresearch "topic" --review            pause after ranking to drop pages
   deskresearch runs                        earlier runs and their thread ids
+  deskresearch mcp -o ~/reports            the research tool for Claude Desktop & co.
   deskresearch --resume 3f2c9a...          continue an interrupted run
 
 commands:

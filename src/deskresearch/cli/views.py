@@ -30,6 +30,19 @@ class View(Protocol):
         """Show one progress event (the tracker has already taken it)."""
 
 
+def event_line(event: dict[str, Any]) -> str:
+    """One progress event as a line: ``[read_page] finished url=... chunks=3`` (scalars only).
+
+    The plain view prints it; ``deskresearch mcp`` sends it as a progress notification.
+    """
+    details = " ".join(
+        f"{k}={v}"
+        for k, v in event.items()
+        if k not in ("stage", "event") and not isinstance(v, list | dict)
+    )
+    return f"[{event.get('stage')}] {event.get('event')} {details}".rstrip()
+
+
 class QuietView:
     """Shows nothing."""
 
@@ -53,15 +66,7 @@ class PlainView(QuietView):
 
     def event(self, event: dict[str, Any]) -> None:
         """Print the event with its scalar fields."""
-        details = " ".join(
-            f"{k}={v}"
-            for k, v in event.items()
-            if k not in ("stage", "event") and not isinstance(v, list | dict)
-        )
-        line = (
-            f"{self.tracker.elapsed():6.1f}s [{event.get('stage')}] {event.get('event')} {details}"
-        )
-        print(line.rstrip(), file=self.out, flush=True)
+        print(f"{self.tracker.elapsed():6.1f}s {event_line(event)}", file=self.out, flush=True)
 
 
 class LiveView(QuietView):

@@ -17,6 +17,7 @@ from deskresearch.errors import budget_reached
 from deskresearch.grounding.citations import ids_in, recite, render_references
 from deskresearch.grounding.draft import SentenceKey, cited_sentences, edit, language_code, parse
 from deskresearch.grounding.ledger import summary_line
+from deskresearch.nodes.chat import answered
 from deskresearch.nodes.insufficient import insufficient_result
 from deskresearch.progress import cached_calls_note, emit, note
 from deskresearch.records import Citation, Provenance, Verdict
@@ -179,11 +180,11 @@ async def finish_report(
         appendix_text = appendix(citations)
         if appendix_text:
             result["report"] += f"\n{appendix_text}\n"
-        return {**result, "citations": citations, "provenance": provenance}
-    return {
+        return answered({**result, "citations": citations, "provenance": provenance})
+    return answered({
         "report": "\n\n".join(p for p in parts if p) + "\n",
         "citations": citations,
         "status": "ok",
         "reason": "",
         "provenance": provenance,
-    }
+    })  # fmt: skip

@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 
 from deskresearch.config.context import Context
 from deskresearch.errors import budget_reached
+from deskresearch.nodes.chat import answered
 from deskresearch.progress import cached_calls_note, emit
 from deskresearch.services.storage.claims import PageClaims
 from deskresearch.state import ResearchState
@@ -82,7 +83,7 @@ async def insufficient_evidence(
         claims.forget(state.get("run_id", ""))
     reason = reason_of(state)
     emit(runtime, "insufficient_evidence", "finished", reason=reason)
-    return {
+    return answered({
         **insufficient_result(state, reason),
         "provenance": cached_calls_note("insufficient_evidence", state.get("usage", [])),
-    }
+    })  # fmt: skip

@@ -11,15 +11,16 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from deskresearch.config.context import Context, resolve
+from deskresearch.nodes.chat import as_question, question_of
 from deskresearch.progress import emit
 from deskresearch.services.base import ChatService, ContentExtractor, SearchService, TokenCounter
-from deskresearch.state import ResearchInput
+from deskresearch.state import ResearchState
 from deskresearch.text.clean import MAX_TOPIC_CHARS, clean_language, clean_topic
 
-__all__ = ["MAX_TOPIC_CHARS", "clean_topic", "start_run"]
+__all__ = ["MAX_TOPIC_CHARS", "check_settings", "clean_topic", "start_run"]
 
 
-def _check(ctx: Context, llm: ChatService, search: SearchService) -> None:
+def check_settings(ctx: Context, llm: ChatService, search: SearchService) -> None:
     """Raise ConfigError for a setting that cannot work, before any model call."""
     llm.check(ctx.summary_spec())
     llm.check(ctx.report_spec())
@@ -29,7 +30,7 @@ def _check(ctx: Context, llm: ChatService, search: SearchService) -> None:
 
 
 async def start_run(
-    state: ResearchInput,
+    state: ResearchState,
     runtime: Runtime[Context],
     *,
     llm: ChatService,
@@ -43,18 +44,22 @@ async def start_run(
     model call instead of delaying the steps that need it.
     """
     ctx = resolve(runtime)
-    topic = clean_topic(state.get("topic"))
+    raw, message = question_of(state)  # `topic`, or the newest human message (chat front ends)
+    topic = clean_topic(raw)
+    asked, added = as_question(topic, message)
     given = state.get("language")  # a served caller's input: checked like the setting
     language = clean_language(given if given and str(given).strip() else ctx.language)
     # Checks may touch files (the cache, a corpus folder): off the event loop, whose blocking
     # guard under `langgraph dev` would otherwise fail the run.
-    await asyncio.to_thread(_check, ctx, llm, search)
+    await asyncio.to_thread(check_settings, ctx, llm, search)
     tokens.warm()
     extractor.warm()
     emit(runtime, "start_run", "started", topic=topic, language=language)
     return {
         "topic": topic,
         "language": language,
+        "asked": asked,
+        "messages": added,
         "settings": ctx.resumable_settings(),
         "run_id": uuid.uuid4().hex,
         "keywords": [],

@@ -23,7 +23,10 @@ def clean_topic(topic: object) -> str:
         ConfigError: the topic is missing, empty or longer than MAX_TOPIC_CHARS.
     """
     if not isinstance(topic, str):
-        raise ConfigError("topic is missing: pass a research question as the input's 'topic'")
+        raise ConfigError(
+            "topic is missing: pass a research question as the input's 'topic' "
+            "(or as a human message in 'messages')"
+        )
     kept = "".join(
         " " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in topic
     )
