@@ -111,7 +111,7 @@ async def test_a_language_that_is_not_a_name_is_refused_before_any_model_call(
 
 def test_cli_refuses_a_language_that_is_not_a_name_in_one_line(web: FakeWeb) -> None:
     proc = cli(web, "Lithium recycling", "--language", HOSTILE_LANGUAGES[0])
-    assert proc.returncode == 1 and "not a language name or tag" in proc.stderr
+    assert proc.returncode == 3 and "not a language name or tag" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert web.model.requests == []
 
