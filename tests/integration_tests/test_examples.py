@@ -1,4 +1,4 @@
-"""The README's code examples, as a user runs them: saved as a file, then ``python file.py``.
+"""The code examples of the README and docs/, as a user runs them: saved, then ``python file.py``.
 
 Each makes exactly the model calls its code makes when run inline (``python -c``): a worker
 process that imported the user's script (multiprocessing does so with an unguarded
@@ -17,11 +17,14 @@ from tests.support.loopback import FakeWeb
 from tests.support.runs import loopback_env
 
 ROOT = Path(__file__).parents[2]
-EXAMPLES = dict(
-    re.findall(
-        r"```python\n# example: (\w+)\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+EXAMPLES = {
+    name: code
+    for page in PAGES
+    for name, code in re.findall(
+        r"```python\n# example: (\w+)\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL
     )
-)
+}
 
 
 def run_example(name: str, web: FakeWeb, *, as_file: bool = True, **extra: str) -> tuple[str, int]:

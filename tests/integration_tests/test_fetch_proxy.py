@@ -1,7 +1,7 @@
 """A fetch proxy re-resolves every name itself: the CLI and the server say so once, at start.
 
 The network policy checks each target before it is requested, but through a proxy the last DNS
-lookup and the connection are the proxy's (README, Security: it must filter its own egress).
+lookup and the connection are the proxy's (docs/security.md: it must filter its own egress).
 Pages still arrive through the proxy.
 """
 

@@ -1,7 +1,7 @@
 """A forward HTTP proxy on loopback for tests: relays plain-http GETs and records each one.
 
 It does what a proxy without egress filtering does: it resolves and connects to whatever the
-request line names, which is why a fetch proxy must filter its own egress (README, Security).
+request line names, which is why a fetch proxy must filter its own egress (docs/security.md).
 """
 
 from __future__ import annotations

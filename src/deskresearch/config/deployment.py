@@ -41,7 +41,7 @@ LOCKED: dict[str, str] = {
     "allow_hosts": "the fetcher would read the server's loopback and private network",
     "cache_path": "the server would write its cache where the caller chose",
 }
-"""Settings a served run may not change, and why (the README's Security section lists them)."""
+"""Settings a served run may not change, and why (docs/security.md lists them)."""
 
 MODEL_FIELDS = (
     "summary_model",

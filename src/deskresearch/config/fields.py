@@ -25,7 +25,7 @@ PLAN: dict[str, object] = {"x-group": "Plan"}
 SEARCH: dict[str, object] = {"x-group": "Search"}
 PAGES: dict[str, object] = {"x-group": "Pages"}
 CACHE: dict[str, object] = {"x-group": "Cache"}
-DEPLOYMENT = " Deployment setting: a served run may not change it (README, Security)."
+DEPLOYMENT = " Deployment setting: a served run may not change it (docs/security.md)."
 
 
 @dataclass(kw_only=True, frozen=True)

@@ -32,6 +32,7 @@ from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for, spli
 from deskresearch.errors import NO_ENDPOINT, ConfigError, Unreachable
 from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.search.checks import check_chain
+from deskresearch.services.storage.checkpoints import NO_POSTGRES
 
 TIMEOUT_S = 3.0  # connect and answer: a server that needs longer is down for a user waiting
 _POSTGRES = ("postgres://", "postgresql://")
@@ -214,10 +215,7 @@ async def _postgres(url: str, origins: Mapping[str, str]) -> None:
     try:
         import psycopg
     except ImportError:
-        raise ConfigError(
-            "a PostgreSQL checkpoint URL needs the postgres extra: "
-            "pip install 'deskresearch[postgres]'"
-        ) from None
+        raise ConfigError(NO_POSTGRES) from None
     try:
         conn = await psycopg.AsyncConnection.connect(url, connect_timeout=int(TIMEOUT_S))
         await conn.close()

@@ -21,6 +21,9 @@ if TYPE_CHECKING:  # LangGraph is imported when a store is opened: the CLI check
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
 CHECKPOINTS_ENV = "DESKRESEARCH_CHECKPOINTS"
+NO_POSTGRES = (
+    "a PostgreSQL checkpoint URL needs the postgres extra: pip install 'deskresearch[postgres]'"
+)
 _POSTGRES = ("postgres://", "postgresql://")
 
 
@@ -55,10 +58,7 @@ async def open_checkpointer(location: str) -> AsyncIterator[BaseCheckpointSaver[
         try:
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         except ImportError:
-            raise ConfigError(
-                "a PostgreSQL checkpoint URL needs the postgres extra: "
-                "pip install 'deskresearch[postgres]'"
-            ) from None
+            raise ConfigError(NO_POSTGRES) from None
         async with AsyncPostgresSaver.from_conn_string(location) as saver:
             await saver.setup()  # idempotent: creates or migrates the tables
             yield saver

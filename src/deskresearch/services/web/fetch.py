@@ -56,7 +56,7 @@ def warn_proxy(proxy: str) -> None:
         "checked before it is requested, but the proxy looks the name up again and connects on "
         "its own: a name that then resolves to a private address (DNS rebinding) reaches what "
         "the proxy can reach. Make the proxy refuse loopback, private and link-local "
-        "destinations itself (README, Security).",
+        "destinations itself (docs/security.md).",
         mask_secrets(proxy),
         PROXY_ENV,
     )

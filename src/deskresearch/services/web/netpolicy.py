@@ -133,7 +133,7 @@ async def check_target(
     ``allow`` lists host names, IP addresses or CIDR ranges that may be read although they
     are loopback or private (the test suite allows 127.0.0.0/8 for its loopback web). Used
     on each URL of a cached page's chain before it is served, and before a request through a
-    proxy (which resolves the name again itself: README, Security); direct connections
+    proxy (which resolves the name again itself: docs/security.md); direct connections
     are checked again, at connect time, by ``PolicyBackend``.
     """
     host, port = split_target(url, allow)
