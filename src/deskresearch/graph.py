@@ -35,6 +35,17 @@ from deskresearch import nodes, resume_fix
 from deskresearch.config.context import Context, settings_of
 from deskresearch.config.deployment import Deployment, served_context
 from deskresearch.errors import is_transient
+from deskresearch.nodes.branch_state import (
+    ChunkTask,
+    JudgeTask,
+    KeywordTask,
+    PageOutput,
+    PageState,
+    QueryOutput,
+    QueryState,
+    QueryTask,
+    SectionTask,
+)
 from deskresearch.services.base import (
     ChatService,
     ContentExtractor,
@@ -46,21 +57,7 @@ from deskresearch.services.base import (
 from deskresearch.services.defaults import default_services
 from deskresearch.services.model.limits import Limiter
 from deskresearch.services.search.router import SearchRouter
-from deskresearch.state import (
-    ChunkTask,
-    JudgeTask,
-    KeywordTask,
-    PageOutput,
-    PageState,
-    PageTask,
-    QueryOutput,
-    QueryState,
-    QueryTask,
-    ResearchInput,
-    ResearchOutput,
-    ResearchState,
-    SectionTask,
-)
+from deskresearch.state import PageTask, ResearchInput, ResearchOutput, ResearchState
 from deskresearch.tool import ResearchGraph, as_research_graph
 
 resume_fix.install()  # a cancelled step is redone on resume, not taken for finished

@@ -1,5 +1,7 @@
 """One module per step of the research graph; this package re-exports the node functions.
 
+(``branch_state.py`` is the one module that is not a step: what the map steps' branches carry.)
+
 Nodes may import report, grounding, services (through their Protocols), prompts, config and
 below; only graph.py imports them.
 """

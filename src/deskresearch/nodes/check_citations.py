@@ -26,11 +26,12 @@ from deskresearch.grounding.ledger import ledger_evidence
 from deskresearch.grounding.lexical import Evidence, check_sentence, evidence_text
 from deskresearch.grounding.numbers import missing_figures
 from deskresearch.grounding.quotes import find_quote
+from deskresearch.nodes.branch_state import JudgeTask
 from deskresearch.progress import emit
 from deskresearch.prompts import judge_citations as prompt
 from deskresearch.services.base import ChatService
 from deskresearch.services.model.asking import ask
-from deskresearch.state import CheckStatus, JudgeTask, ResearchState, SentenceCheck
+from deskresearch.state import CheckStatus, ResearchState, SentenceCheck
 
 _STATUS: dict[str, CheckStatus] = {
     "supported": "supported",

@@ -12,10 +12,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from deskresearch.config.context import Context, resolve
+from deskresearch.nodes.branch_state import QueryState
 from deskresearch.progress import emit
 from deskresearch.safety.urls import canonical_url
 from deskresearch.services.storage.claims import PageClaims
-from deskresearch.state import PageTask, QueryState
+from deskresearch.state import PageTask
 
 PAGES_PER_QUERY = 1000  # page order = query order × this + rank: sources keep the plan's order
 

@@ -13,12 +13,12 @@ from pydantic import BaseModel, Field
 
 from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ModelOutputError, ServiceError, budget_update
+from deskresearch.nodes.branch_state import QueryState
 from deskresearch.progress import emit, note
 from deskresearch.prompts import rank_urls as prompt
 from deskresearch.records import Provenance, SearchHit
 from deskresearch.services.base import ChatService, RankFunc
 from deskresearch.services.model.asking import ask
-from deskresearch.state import QueryState
 
 
 class Ranking(BaseModel):

@@ -10,12 +10,13 @@ from langgraph.types import Command
 
 from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
+from deskresearch.nodes.branch_state import KeywordTask, QueryState
 from deskresearch.progress import emit, note
 from deskresearch.records import Provenance, SearchHit, Stage
 from deskresearch.safety.injection import clean_line
 from deskresearch.safety.urls import canonical_url, shown, url_problem
 from deskresearch.services.base import SearchService
-from deskresearch.state import KeywordHits, KeywordTask, QueryState
+from deskresearch.state import KeywordHits
 from deskresearch.text.plural import plural
 
 

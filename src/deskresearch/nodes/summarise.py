@@ -17,12 +17,13 @@ from pydantic import BaseModel, Field
 from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ContextLengthError, ServiceError, budget_update
 from deskresearch.grounding.quotes import find_quote, normalise
+from deskresearch.nodes.branch_state import ChunkTask, PageState
 from deskresearch.progress import emit, note
 from deskresearch.prompts import summarise as prompt
 from deskresearch.records import Fact, Provenance
 from deskresearch.services.base import ChatService
 from deskresearch.services.model.asking import Answer, ask
-from deskresearch.state import ChunkNote, ChunkTask, PageDigest, PageState
+from deskresearch.state import ChunkNote, PageDigest
 
 
 class FactItem(BaseModel):

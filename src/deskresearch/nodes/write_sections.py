@@ -18,11 +18,12 @@ from langgraph.types import Command
 from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
 from deskresearch.grounding.citations import clean_citations, strip_model_references
+from deskresearch.nodes.branch_state import SectionTask
 from deskresearch.progress import emit, note
 from deskresearch.prompts import write_section as prompt
 from deskresearch.records import Provenance
 from deskresearch.services.base import ChatService
-from deskresearch.state import ResearchState, SectionDraft, SectionTask
+from deskresearch.state import ResearchState, SectionDraft
 
 _OWN_HEADING = re.compile(r"\A\s*#{1,2}\s[^\n]*\n")  # a heading the model added anyway
 
