@@ -69,7 +69,7 @@ def summary_table(results: Sequence[Outcome], runs: Sequence[Run], model_s: floa
     held_faults = [o for o in held if o.label.fault]
     held_rows = (
         [
-            f"| of which in the report written after the product changes ({held[0].label.report}) "
+            f"| of which in the held-out report ({held[0].label.report}, written after the rules below) "
             f"| faults caught {_pct(sum(o.verdict in CHANGED for o in held_faults), len(held_faults))}"
             f", correct changed {_pct(sum(o.verdict in CHANGED for o in held if not o.label.fault), len(held) - len(held_faults))} | |"
         ]

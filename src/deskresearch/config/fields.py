@@ -2,7 +2,7 @@
 
 ``Context`` inherits them all; dataclass inheritance puts the last-listed base's fields first, so
 ``Context(CacheFields, PageFields, SearchFields, PlanFields, ModelFields)`` shows models first.
-Here: the models and the plan; the I/O groups (search, pages, cache) are in ``context_fields_io``.
+Here: the models and the plan; the I/O groups (search, pages, cache) are in ``fields_io``.
 """
 
 from __future__ import annotations
