@@ -2,7 +2,7 @@
 namespace of its own that has nothing but loopback, so no test traffic leaves this machine.
 
 Ray binds the machine's network interface even when given 127.0.0.1; inside `unshare -n` there
-is none. Needs root (CI is), `unshare`, `ip`, PostgreSQL's binaries and Ray ("deskresearch[ray]").
+is none. Needs root (CI is), `unshare`, `ip`, PostgreSQL's binaries and Ray (the ray extra).
 """
 
 import importlib.util

@@ -120,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--ray",
         metavar="ADDRESS",
         help="run each topic as a task on this Ray cluster ('auto': the one "
-        "this machine belongs to); pip install 'deskresearch[ray]'",
+        "this machine belongs to); pip install '.[ray]' in deskresearch's folder",
     )
     where.add_argument(
         "--server",

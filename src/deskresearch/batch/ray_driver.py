@@ -76,7 +76,9 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise ConfigError("--ray needs Ray: pip install 'deskresearch[ray]'") from None
+        raise ConfigError(
+            "--ray needs Ray: pip install '.[ray]' in deskresearch's folder"
+        ) from None
     return ray
 
 

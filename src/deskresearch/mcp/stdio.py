@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types"):
             raise
         print(
-            "deskresearch mcp: error: the MCP SDK is not installed: pip install 'deskresearch[mcp]'",
+            "deskresearch mcp: error: the MCP SDK is not installed: pip install '.[mcp]' in deskresearch's folder",
             file=sys.stderr,
         )
         return EXIT_CONFIG

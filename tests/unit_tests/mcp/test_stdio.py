@@ -12,7 +12,7 @@ def test_without_the_sdk_the_command_says_which_extra_to_install() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=False, stdin=subprocess.DEVNULL)  # fmt: skip
     assert proc.returncode == 3  # a setting to fix: install the extra and proc.stdout == ""
-    assert "pip install 'deskresearch[mcp]'" in proc.stderr
+    assert "pip install '.[mcp]' in deskresearch's folder" in proc.stderr
 
 
 def test_the_command_takes_every_research_setting_and_the_clis_places() -> None:

@@ -21,9 +21,7 @@ if TYPE_CHECKING:  # LangGraph is imported when a store is opened: the CLI check
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
 CHECKPOINTS_ENV = "DESKRESEARCH_CHECKPOINTS"
-NO_POSTGRES = (
-    "a PostgreSQL checkpoint URL needs the postgres extra: pip install 'deskresearch[postgres]'"
-)
+NO_POSTGRES = "a PostgreSQL checkpoint URL needs the postgres extra: pip install '.[postgres]' in deskresearch's folder"
 _POSTGRES = ("postgres://", "postgresql://")
 
 
