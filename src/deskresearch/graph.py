@@ -46,6 +46,7 @@ from deskresearch.nodes.branch_state import (
     QueryTask,
     SectionTask,
 )
+from deskresearch.records import SearchHit
 from deskresearch.services.base import (
     ChatService,
     ContentExtractor,
@@ -86,6 +87,22 @@ def route_after_keywords(
     return "keywords_fallback"
 
 
+def _research(
+    state: ResearchState,
+    query: str,
+    order: int,
+    *,
+    round: int,
+    seen: list[str],
+    known: list[SearchHit] | None = None,
+) -> Send:
+    """One research_query branch: search, rank and read ``query``'s pages."""
+    return Send("research_query", QueryTask(topic=state["topic"], query=query, order=order,
+                                            known_hits=known, run_id=state["run_id"],
+                                            language=state["language"], plan=state["queries"],
+                                            round=round, seen=seen))  # fmt: skip
+
+
 def fan_out_queries(state: ResearchState) -> Literal["insufficient_evidence"] | list[Send]:
     """One search-and-rank branch per research query, handing over results already searched.
 
@@ -95,12 +112,9 @@ def fan_out_queries(state: ResearchState) -> Literal["insufficient_evidence"] | 
         return "insufficient_evidence"
     known = {kh["keyword"].casefold(): kh["hits"] for kh in state["keyword_hits"] if kh["hits"]}
     return [
-        Send("research_query", QueryTask(topic=state["topic"], query=q, order=i,
-                                         known_hits=known.get(q.casefold()),
-                                         run_id=state["run_id"], language=state["language"],
-                                         plan=state["queries"], round=1, seen=[]))
+        _research(state, q, i, round=1, seen=[], known=known.get(q.casefold()))
         for i, q in enumerate(state["queries"])
-    ]  # fmt: skip
+    ]
 
 
 def route_after_reflect(state: ResearchState) -> Literal["collect_sources"] | list[Send]:
@@ -112,11 +126,10 @@ def route_after_reflect(state: ResearchState) -> Literal["collect_sources"] | li
     new = {f["query"] for f in state["followups"]}
     seen = sorted({*state["read_urls"], *(p["url"] for p in state["pages"])})
     return [
-        Send("research_query", QueryTask(topic=state["topic"], query=q, order=i, known_hits=None,
-                                         run_id=state["run_id"], language=state["language"],
-                                         plan=state["queries"], round=state["round"], seen=seen))
-        for i, q in enumerate(state["queries"]) if q in new
-    ] or "collect_sources"  # fmt: skip
+        _research(state, q, i, round=state["round"], seen=seen)
+        for i, q in enumerate(state["queries"])
+        if q in new
+    ] or "collect_sources"
 
 
 def fan_out_query_pages(state: QueryState) -> Literal["__end__"] | list[Send]:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from deskresearch.batch.topics import BadLine, Topic
-from deskresearch.config.pricing import estimate
 from deskresearch.records import Usage
+from deskresearch.report.contract import totals
 from deskresearch.safety.masking import mask_secrets, masked
 
 _CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -102,12 +102,10 @@ def failed_row(
 
 def _spent(row: Row, usage: Sequence[Usage]) -> Row:
     """Fill the row's calls, tokens and estimated cost from ``usage``."""
-    usd, unpriced = estimate(usage)
-    row.tokens_in = sum(u["input_tokens"] for u in usage)
-    row.tokens_out = sum(u["output_tokens"] for u in usage)
-    row.model_calls = sum(u["calls"] for u in usage)
-    row.cached_calls = sum(u.get("cached_calls", 0) for u in usage)
-    row.cost_usd = None if unpriced else round(usd, 6)  # the result JSON's rule (contract)
+    spent = totals(usage)  # the result JSON's rule
+    row.tokens_in, row.tokens_out = spent["input_tokens"], spent["output_tokens"]
+    row.model_calls, row.cached_calls = spent["calls"], spent["cached_calls"]
+    row.cost_usd = spent["estimated_cost_usd"]
     return row
 
 

@@ -87,7 +87,15 @@ def reference_label(text: str) -> str:
     return markdown_literal(inert_label(text))
 
 
-def render_references(sources: Sequence[Source], heading: str = "References") -> str:
+REFERENCES = "References"
+
+
+def body_of(report: str) -> str:
+    """The report before its References section (whose ``[n]`` lines list, not cite)."""
+    return report.split(f"\n## {REFERENCES}\n", 1)[0]
+
+
+def render_references(sources: Sequence[Source], heading: str = REFERENCES) -> str:
     """Render the ledger as the report's reference list.
 
     Titles, site names and dates are the pages' own words: printed as inert text (no link, no

@@ -17,15 +17,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from deskresearch.config.pricing import estimate
+from deskresearch.grounding.citations import body_of
 from deskresearch.grounding.ledger import VERDICT_ORDER, summary_line
+from deskresearch.report.contract import totals
 from deskresearch.report.outcome import cited_sources
 
 MAX_RESULT_CHARS = 8_000  # a few thousand characters: about 2,000 tokens of the caller's context
 MAX_TITLE_CHARS = 150
 MIN_REPORT_ROOM = 2_000  # what the report keeps however many sources it cites
 REPORT_URI = "deskresearch://report/{thread_id}"
-_REFERENCES = "\n## References\n"
 
 
 class SourceRef(BaseModel):
@@ -103,12 +103,12 @@ def citation_check(citations: list[Mapping[str, Any]]) -> CitationCheck:
 
 def run_cost(usage: list[Mapping[str, Any]]) -> RunCost:
     """Model calls, tokens and the estimated cost of a run's usage rows."""
-    usd, unpriced = estimate(usage)  # type: ignore[arg-type]
+    spent = totals(usage)  # type: ignore[arg-type]
     return RunCost(
-        model_calls=sum(int(u.get("calls", 0)) for u in usage),
-        input_tokens=sum(int(u.get("input_tokens", 0)) for u in usage),
-        output_tokens=sum(int(u.get("output_tokens", 0)) for u in usage),
-        estimated_cost_usd=None if unpriced else round(usd, 6),
+        model_calls=spent["calls"],
+        input_tokens=spent["input_tokens"],
+        output_tokens=spent["output_tokens"],
+        estimated_cost_usd=spent["estimated_cost_usd"],
     )
 
 
@@ -116,7 +116,7 @@ def shortened(report: str, room: int, where: str) -> str:
     """``report`` in at most ``room`` characters: without References, then cut at a paragraph."""
     if len(report) <= room:
         return report
-    body = report.split(_REFERENCES, 1)[0].rstrip() + "\n"
+    body = body_of(report).rstrip() + "\n"
     if len(body) <= room:
         return body
     note = f"\n\n[… shortened: {len(report)} characters in all; the whole report: {where}]\n"
@@ -131,7 +131,7 @@ def compact(
     """The result for a finished run's ``values``, its JSON within MAX_RESULT_CHARS."""
     ledger = list(values.get("sources") or [])
     report = str(values.get("report") or "")
-    cited = set(cited_sources(report.split(_REFERENCES, 1)[0], ledger))  # not References' [n]
+    cited = set(cited_sources(report, ledger))
     result = ResearchResult(
         status=values["status"],
         reason=str(values.get("reason") or ""),

@@ -154,13 +154,17 @@ async def finish_report(
         if cite["sentence"] != check["sentence"]:
             changes[(check["unit"], check["index"])] = cite["sentence"] or None
     body = edit(state["draft"], state["language"], changes)
+    # "ok" promises a report citing a page read: judged on the checked text, before the closing
+    # section of open gaps (the model's words) is added.
+    reportable = is_report(body, state["sources"])
     if gaps := open_gaps_section(state.get("open_gaps") or [], state["language"]):
         body = f"{body.rstrip()}\n\n{gaps}"
     # Links come from the ledger only (References): one a page talked the writer into goes.
     body, links = strip_links(body, allowed)
     if budget_reached(state):
         body = f"{BUDGET_NOTE.format(budget=ctx.token_budget, sources=len(state['sources']))}\n\n{body}"
-    parts = [body, render_references(state["sources"]), appendix(citations)]
+    what_changed = appendix(citations)
+    parts = [body, render_references(state["sources"]), what_changed]
     provenance: list[Provenance] = [
         note("finish_report", c["original"][:200], "removed", c["reason"])
         for c in citations
@@ -170,16 +174,15 @@ async def finish_report(
     provenance += cached_calls_note("finish_report", state.get("usage", []))
     line = summary_line(citations)
     emit(runtime, "finish_report", "finished", citations=line)
-    if not is_report(body, state["sources"]):  # "ok" promises a report citing a page read
+    if not reportable:
         reason = (
             "the citation check removed every cited sentence: no page read states them"
             if any(c["verdict"] == "removed" for c in citations)
             else "the report's writer cited none of the pages read"
         )
         result = insufficient_result(state, reason)
-        appendix_text = appendix(citations)
-        if appendix_text:
-            result["report"] += f"\n{appendix_text}\n"
+        if what_changed:
+            result["report"] += f"\n{what_changed}\n"
         return answered({**result, "citations": citations, "provenance": provenance})
     return answered({
         "report": "\n\n".join(p for p in parts if p) + "\n",

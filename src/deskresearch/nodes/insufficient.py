@@ -9,7 +9,9 @@ from langgraph.runtime import Runtime
 from deskresearch.config.context import Context
 from deskresearch.errors import budget_reached
 from deskresearch.nodes.chat import answered
+from deskresearch.nodes.plan_queries import search_failures
 from deskresearch.progress import cached_calls_note, emit
+from deskresearch.records import Provenance
 from deskresearch.services.storage.claims import PageClaims
 from deskresearch.state import ResearchState
 from deskresearch.text.plural import plural
@@ -17,14 +19,18 @@ from deskresearch.text.plural import plural
 _DROPPED = ("not_relevant", "blocked", "failed", "duplicate")
 
 
+def _dropped_pages(state: ResearchState) -> list[Provenance]:
+    """Provenance lines of pages considered and not used."""
+    return [p for p in state["provenance"] if "://" in p["subject"] and p["outcome"] in _DROPPED]
+
+
 def reason_of(state: ResearchState) -> str:
     """Why no report could be written, in one line: what failed, or that nothing was usable."""
-    failures = [kh["error"] for kh in state.get("keyword_hits") or []]
-    if failures and all(failures):
+    if failures := search_failures(state.get("keyword_hits") or []):
         return f"every search failed ({failures[0]}): check the search engine and the network"
     if budget_reached(state):
         return "the token budget ran out before a page was summarised: raise token_budget"
-    pages = [p for p in state["provenance"] if "://" in p["subject"] and p["outcome"] in _DROPPED]
+    pages = _dropped_pages(state)
     return (
         f"no usable source: {plural(len({p['subject'] for p in pages}), 'page')} considered, "
         "none relevant and readable"
@@ -53,7 +59,7 @@ def summary_of_attempts(state: ResearchState, reason: str) -> str:
         if p["stage"].startswith("search") and p["outcome"] == "failed"
     ]
     lines += [f"- {p['subject']}: failed ({p['reason']})" for p in failed_searches]
-    dropped = [p for p in state["provenance"] if p["outcome"] in _DROPPED and "://" in p["subject"]]
+    dropped = _dropped_pages(state)
     lines += ["", "## Pages considered", ""]
     lines += [f"- {p['subject']}: {p['outcome']} ({p['reason']})" for p in dropped] or [
         "- no search returned a page"

@@ -24,7 +24,7 @@ from deskresearch.errors import ServiceError
 from deskresearch.nodes.dedup_urls import ranked_pages
 from deskresearch.progress import emit, note
 from deskresearch.prompts import reflect as prompt
-from deskresearch.records import Provenance, RoundQuery, RoundRecord
+from deskresearch.records import Provenance, RoundQuery, RoundRecord, Usage
 from deskresearch.services.base import ChatService
 from deskresearch.services.model.asking import ask
 from deskresearch.state import PageDigest, RankedQuery, ResearchState
@@ -109,8 +109,23 @@ def _why(q: RoundQuery, round_no: int) -> str:
     return reason
 
 
-def _spent(state: ResearchState) -> int:
-    return sum(u["input_tokens"] + u["output_tokens"] for u in state.get("usage") or [])
+def _tokens(usage: Sequence[Usage]) -> int:
+    return sum(u["input_tokens"] + u["output_tokens"] for u in usage)
+
+
+def _round_record(
+    state: ResearchState, *, answered: list[str], gaps: list[str], tokens: int
+) -> RoundRecord:
+    """The record of the round that just ended (its queries, pages read, time taken)."""
+    return RoundRecord(
+        round=state["round"],
+        queries=round_queries(state),
+        pages=sum(1 for p in state["pages"] if p["round"] == state["round"]),
+        answered=answered,
+        gaps=gaps,
+        tokens=tokens,
+        seconds=round(time.time() - state["round_started"], 3),
+    )
 
 
 def round_queries(state: ResearchState) -> list[RoundQuery]:
@@ -125,8 +140,6 @@ def _stop_for_budget(ctx: Context, state: ResearchState, *, tokens: int, spent: 
 
     A round is estimated from this one (``tokens``), per query; ``spent``: the run so far.
     """
-    if state.get("budget_stopped"):
-        return "the token budget ran out in this round"
     if not ctx.token_budget:
         return ""
     queries = max(len(round_queries(state)), 1)
@@ -144,11 +157,12 @@ async def reflect(
     ctx = resolve(runtime)
     round_no, last = state["round"], state["round"] >= ctx.max_rounds
     facts = numbered_facts(state["pages"], state["ranked"])
+    searched = [*state["keywords"], *state["queries"]]
     answer, usage = None, []
     if ctx.max_rounds > 1 and not state.get("budget_stopped"):
         messages = prompt.render(
             topic=state["topic"],
-            queries=[*state["keywords"], *state["queries"]],
+            queries=searched,
             facts=[(claim, page) for claim, _, page in facts],
             allowed=0 if last else ctx.followups_per_round,
             language=state["language"],
@@ -156,18 +170,10 @@ async def reflect(
         asked = await ask(llm, messages, Reflection, spec=ctx.report_spec(), stage="reflect")
         answer, usage = asked.value, asked.usage
     gaps = [" ".join(g.split())[:300] for g in (answer.gaps if answer else []) if g.strip()]
-    spent = _spent(state) + sum(u["input_tokens"] + u["output_tokens"] for u in usage)
+    spent = _tokens(state.get("usage") or []) + _tokens(usage)
     tokens = spent - sum(r["tokens"] for r in state["rounds"])
-    record = RoundRecord(
-        round=round_no,
-        queries=round_queries(state),
-        pages=sum(1 for p in state["pages"] if p["round"] == round_no),
-        answered=[" ".join(a.part.split())[:300] for a in answer.answered] if answer else [],
-        gaps=gaps,
-        tokens=tokens,
-        seconds=round(time.time() - state["round_started"], 3),
-    )
-    searched = [*state["keywords"], *state["queries"]]
+    answered = [" ".join(a.part.split())[:300] for a in answer.answered] if answer else []
+    record = _round_record(state, answered=answered, gaps=gaps, tokens=tokens)
     followups, dropped = ([], []) if last else followups_of(
         answer, facts, searched, ctx.followups_per_round
     )  # fmt: skip
@@ -202,11 +208,7 @@ def reflect_failed(state: ResearchState, error: NodeError) -> Command[Any]:
     if not isinstance(error.error, ServiceError):
         raise error.error
     reason = f"no further round: the reflection call failed ({error.error})"
-    record = RoundRecord(
-        round=state["round"], queries=round_queries(state),
-        pages=sum(1 for p in state["pages"] if p["round"] == state["round"]),
-        answered=[], gaps=[], tokens=0, seconds=round(time.time() - state["round_started"], 3),
-    )  # fmt: skip
+    record = _round_record(state, answered=[], gaps=[], tokens=0)
     return Command(
         update={
             "rounds": [*state["rounds"], record],

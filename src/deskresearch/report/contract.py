@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from importlib import resources
 from typing import Any
@@ -39,7 +39,8 @@ def endpoint_of(spec: ModelSpec, environ: Mapping[str, str] | None = None) -> st
     return mask_secrets(spec.base_url or env.get("OPENAI_BASE_URL") or OPENAI_DEFAULT)
 
 
-def _totals(usage: list[Usage]) -> dict[str, Any]:
+def totals(usage: Sequence[Usage]) -> dict[str, Any]:
+    """A run's tokens, calls, cached calls and estimated cost (None when a model is unpriced)."""
     usd, unpriced = estimate(usage)
     return {
         "input_tokens": sum(u["input_tokens"] for u in usage),
@@ -98,7 +99,7 @@ def document(
         "reason": str(result.get("reason") or ""),
         ROUNDS_KEY: list(result.get(ROUNDS_KEY) or []),
         "budget_stopped": bool(result.get("budget_stopped")),
-        "totals": _totals(usage),
+        "totals": totals(usage),
         "stages": _stages(usage, clocks),
         "run": {
             "started_at": started.isoformat(timespec="seconds"),

@@ -13,16 +13,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from deskresearch.grounding.citations import ids_in
+from deskresearch.grounding.citations import body_of, ids_in
 from deskresearch.records import Source, Status
 
 FINAL: tuple[Status, ...] = ("ok", "insufficient_evidence")
 
 
 def cited_sources(report: str, sources: Sequence[Source]) -> list[int]:
-    """The ledger ids ``report`` cites, in order of first use (ids not in the ledger left out)."""
+    """The ledger ids ``report`` cites, in order of first use (ids not in the ledger left out).
+
+    Only the body counts: the References section lists every source with its ``[n]``.
+    """
     ledger = {s["id"] for s in sources}
-    return [i for i in ids_in(report) if i in ledger]
+    return [i for i in ids_in(body_of(report)) if i in ledger]
 
 
 def is_report(report: str, sources: Sequence[Source]) -> bool:
