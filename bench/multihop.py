@@ -50,11 +50,8 @@ def _one(topic: str, rounds: int, kind: str) -> dict[str, Any]:
 
 def answered(run: dict[str, Any], case: Any) -> bool:
     """The answer in a cited sentence whose cited source's page states it."""
-    from tests.support.multihop import cited_answer
-
-    texts = {p.path: " ".join(p.paragraphs) for p in case.pages}
     result = run["result"]
-    return cited_answer(result.get("report", ""), result.get("sources") or [], texts, case.answer)
+    return bool(case.answered_in(result.get("report", ""), result.get("sources") or []))
 
 
 def multihop(settings: list[int], only: str) -> dict[int, dict[int, list[bool]]]:

@@ -18,7 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from tests.support.fake_model import stage_of
 from tests.support.loopback import FakeWeb, serve
-from tests.support.multihop import Case, case, cited_answer, hop_web, overlap
+from tests.support.multihop import Case, case, hop_web, overlap
 from tests.support.runs import context_for, graph_for
 
 pytestmark = pytest.mark.anyio
@@ -33,8 +33,7 @@ async def research(c: Case, **ctx: Any) -> tuple[dict[str, Any], FakeWeb]:
 
 
 def answered(c: Case, out: dict[str, Any]) -> bool:
-    texts = {p.path: " ".join(p.paragraphs) for p in c.pages}
-    return cited_answer(out["report"], out["sources"], texts, c.answer)
+    return c.answered_in(out["report"], out["sources"])
 
 
 def calls(web: FakeWeb, stage: str) -> list[dict[str, Any]]:

@@ -125,7 +125,6 @@ class FakeWeb:
     hosts: int = 1  # pages are spread over 127.0.0.1 … 127.0.0.<hosts> (all loopback)
     written: dict[str, bytes] = field(default_factory=dict)  # path → a page written for a test
     models_status: int = 200  # what GET /v1/models answers (401: a rejected key)
-    model_checks: list[str] = field(default_factory=list)  # Authorization of each GET /v1/models
     content_search: bool = False  # rank results by the words a query shares with each page
     _words: dict[str, set[str]] = field(default_factory=dict)  # path → its words (content_search)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -294,8 +293,6 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         path = self.path.split("?")[0]
         if path == "/v1/models":  # the pre-flight's "does the endpoint answer": no page fetch
-            with self.web._lock:
-                self.web.model_checks.append(self.headers.get("Authorization", ""))
             status = self.web.models_status
             return self._json(status, {"object": "list", "data": [{"id": "fake", "object": "model"}]}
                               if status == 200 else {"error": {"message": f"HTTP {status}"}})  # fmt: skip

@@ -48,6 +48,11 @@ class Case:
     answer: str
     pages: list[Page]
 
+    def answered_in(self, report: str, sources: list[dict[str, Any]]) -> bool:
+        """The answer in a cited sentence whose cited source's page states it."""
+        texts = {p.path: " ".join(p.paragraphs) for p in self.pages}
+        return cited_answer(report, sources, texts, self.answer)
+
     def hidden_pages(self) -> list[Page]:
         """The pages after the first: reachable only through the names the chain mentions."""
         return self.pages[1:]

@@ -242,9 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch_id = args.batch_id or default_batch_id(args.file)
         topics, bad = read_batch(args.file, batch_id)
         jobs, invalid = _jobs(topics, flags)
-    except ConfigError as exc:
-        return report(exc, debug=args.debug, prog="deskresearch batch")
-    except Unreachable as exc:
+    except (ConfigError, Unreachable) as exc:
         return report(exc, debug=args.debug, prog="deskresearch batch")
     bad = sorted(bad + invalid, key=lambda b: b.line)
     where = f"Ray cluster {args.ray}" if args.ray else args.server or "this process"

@@ -26,7 +26,7 @@ from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
 from deskresearch.errors import ConfigError
 from deskresearch.graph import build_graph
 from deskresearch.services.preflight import check_ray_address
-from deskresearch.services.storage.checkpoints import open_checkpointer
+from deskresearch.services.storage.checkpoints import POSTGRES_SCHEMES, open_checkpointer
 from deskresearch.text.plural import plural
 
 ENDPOINTS = ("OPENAI_BASE_URL", "SEARXNG_URL")  # not secret: sent to the nodes
@@ -88,7 +88,7 @@ def check_location(location: str) -> None:
     Raises:
         ConfigError: the location is not a PostgreSQL URL.
     """
-    if not location.startswith(("postgres://", "postgresql://")):
+    if not location.startswith(POSTGRES_SCHEMES):
         raise ConfigError(
             f"--ray needs checkpoints every node reaches, not {location!r}: give --checkpoints "
             "postgresql://user:password@host/db (a topic retried on another node resumes "

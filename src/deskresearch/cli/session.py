@@ -29,6 +29,7 @@ from deskresearch.cli.progress import Tracker
 from deskresearch.cli.review import answer_from, show_plan
 from deskresearch.cli.runs import OUTPUT_DIR_KEY
 from deskresearch.cli.settings import context_from, gather, origins
+from deskresearch.cli.style import EXIT_INSUFFICIENT, EXIT_INTERRUPTED, EXIT_OK
 from deskresearch.cli.views import make_view
 from deskresearch.config.context import Context
 from deskresearch.errors import ConfigError
@@ -42,7 +43,6 @@ from deskresearch.services.search.router import SearchRouter
 from deskresearch.services.storage.checkpoints import default_location, describe, open_checkpointer
 from deskresearch.tracing import run_config
 
-EXIT_OK, EXIT_INSUFFICIENT, EXIT_INTERRUPTED = 0, 5, 130
 DEFAULT_OUTPUT = "reports"
 
 

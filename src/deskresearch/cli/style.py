@@ -1,4 +1,4 @@
-"""How the commands speak: exit codes by kind, one error line, "did you mean", plurals.
+"""How the commands speak: exit codes by kind, one error line, "did you mean".
 
 Every entry point (``deskresearch``, ``runs``, ``batch``, ``mcp``) ends an error the same way:
 ``deskresearch: error: <cause>. <fix>`` on stderr, one line, the exit code saying which kind of
@@ -15,9 +15,7 @@ import sys
 import traceback
 from typing import NoReturn
 
-from deskresearch.text.plural import plural
-
-__all__ = ["CommandParser", "plural", "report"]
+__all__ = ["CommandParser", "report"]
 
 EXIT_OK = 0  # a report was written
 EXIT_ERROR = 1  # a bug: the line says so, --debug shows the traceback

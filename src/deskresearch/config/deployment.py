@@ -29,7 +29,7 @@ from pydantic_core import ArgsKwargs
 from deskresearch.config.context import ENV_PREFIX, Context, validated
 from deskresearch.config.providers import endpoint_for, split_model
 from deskresearch.errors import ConfigError
-from deskresearch.safety.masking import mask_secrets
+from deskresearch.safety.masking import masked
 
 OVERRIDABLE_ENV = "DESKRESEARCH_OVERRIDABLE"
 
@@ -91,7 +91,8 @@ class Deployment:
         values: dict[str, Any] = {name: getattr(base, name) for name in LOCKED}
         values["base_url"] = endpoint_for(base.base_url, os.environ)[0] or ""
         values["searxng_url"] = base.searxng_url or os.environ.get("SEARXNG_URL", "")
-        return {k: mask_secrets(v) if isinstance(v, str) else v for k, v in values.items()}
+        shown: dict[str, Any] = masked(values)
+        return shown
 
     def form_defaults(self) -> dict[str, Any]:
         """What a served form shows as each setting's default where it is not the class's own.
@@ -100,8 +101,8 @@ class Deployment:
         a run that leaves a setting out gets the deployment's value, so the form says that one.
         """
         base = self.baseline()
-        values = {f.name: mask_secrets(v) if isinstance(v := getattr(base, f.name), str) else v
-                  for f in fields(Context) if getattr(base, f.name) != f.default}  # fmt: skip
+        values: dict[str, Any] = masked({f.name: v for f in fields(Context)
+                                         if (v := getattr(base, f.name)) != f.default})  # fmt: skip
         return values | self.shown()
 
     def without_echoes(self, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -160,7 +161,7 @@ class Deployment:
 
 
 def _shown(value: Any) -> str:
-    return repr(mask_secrets(value)) if isinstance(value, str) else repr(value)
+    return repr(masked(value))
 
 
 def served_context(deployment: Deployment) -> type[Context]:

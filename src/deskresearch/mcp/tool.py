@@ -148,14 +148,11 @@ async def preflight(settings: Context, runner: Runner) -> None:
         ConfigError: a setting, path or key that cannot work, with the fix.
         Unreachable: a server the run needs does not answer.
     """
-    from deskresearch.nodes.start_run import check_settings
-    from deskresearch.services.defaults import search_service
-    from deskresearch.services.model.llm import OpenAIChat
     from deskresearch.services.preflight import check_local, check_network
 
     output_dir, checkpoints = runner.places()
     # The checks touch files (a corpus folder, the cache, the store): off the event loop.
-    await asyncio.to_thread(check_settings, settings, OpenAIChat(), search_service(None))
+    # check_local covers start_run's check_settings (endpoints and keys, the search chain).
     await asyncio.to_thread(check_local, settings, output_dir=output_dir, checkpoints=checkpoints)
     await check_network(settings, checkpoints=checkpoints)
 

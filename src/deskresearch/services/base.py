@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
@@ -25,9 +25,6 @@ from deskresearch.records import (
     Usage,
     Validators,
 )
-
-if TYPE_CHECKING:
-    pass
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")

@@ -32,10 +32,9 @@ from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for, spli
 from deskresearch.errors import NO_ENDPOINT, ConfigError, Unreachable
 from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.search.checks import check_chain
-from deskresearch.services.storage.checkpoints import NO_POSTGRES
+from deskresearch.services.storage.checkpoints import NO_POSTGRES, POSTGRES_SCHEMES
 
 TIMEOUT_S = 3.0  # connect and answer: a server that needs longer is down for a user waiting
-_POSTGRES = ("postgres://", "postgresql://")
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
@@ -142,7 +141,7 @@ def check_local(
         where = _from(origins, "output_dir", "the default")
         writable_folder(Path(output_dir), "the output folder",
                         f"It comes from {where}: pick a folder you can write with -o DIR.")  # fmt: skip
-    if checkpoints and checkpoints != "memory" and not checkpoints.startswith(_POSTGRES):
+    if checkpoints and checkpoints != "memory" and not checkpoints.startswith(POSTGRES_SCHEMES):
         where = _from(origins, "checkpoints", "the default")
         fix = (f"It comes from {where}: point --checkpoints (or DESKRESEARCH_CHECKPOINTS) at a "
                "writable file, or use --checkpoints memory (no resume).")  # fmt: skip
@@ -266,7 +265,7 @@ async def check_network(
     settings = ctx.search_settings()
     if providers and settings.backends == ("searxng",):  # a chain falls back by itself
         checks.append(_searxng(settings.searxng_url, origins))
-    if checkpoints and checkpoints.startswith(_POSTGRES):
+    if checkpoints and checkpoints.startswith(POSTGRES_SCHEMES):
         checks.append(_postgres(checkpoints, origins))
     results = await asyncio.gather(*checks, return_exceptions=True)
     for result in results:

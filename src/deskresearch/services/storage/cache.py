@@ -200,6 +200,8 @@ async def _admitted(url: str, entry: Entry, limits: FetchLimits) -> Entry | None
         return None  # kept without its chain: which hosts it came through is unknown
     await check_target(url, limits.allow_hosts)
     for hop in dict.fromkeys(str(h) for h in chain):
+        if hop == url:  # just checked
+            continue
         try:
             await check_target(hop, limits.allow_hosts)
         except FetchError:  # refused, or not resolvable now: the server is asked again

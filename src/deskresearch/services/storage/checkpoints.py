@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # LangGraph is imported when a store is opened: the CLI check
 
 CHECKPOINTS_ENV = "DESKRESEARCH_CHECKPOINTS"
 NO_POSTGRES = "a PostgreSQL checkpoint URL needs the postgres extra: pip install '.[postgres]' in deskresearch's folder"
-_POSTGRES = ("postgres://", "postgresql://")
+POSTGRES_SCHEMES = ("postgres://", "postgresql://")
 
 
 def default_location() -> str:
@@ -33,7 +33,7 @@ def default_location() -> str:
 
 def describe(location: str) -> str:
     """Return ``location`` fit to print: a PostgreSQL URL loses its password."""
-    if location.startswith(_POSTGRES) and "@" in location:
+    if location.startswith(POSTGRES_SCHEMES) and "@" in location:
         scheme, rest = location.split("://", 1)
         creds, host = rest.rsplit("@", 1)
         return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}"
@@ -52,7 +52,7 @@ async def open_checkpointer(location: str) -> AsyncIterator[BaseCheckpointSaver[
 
         yield InMemorySaver()
         return
-    if location.startswith(_POSTGRES):
+    if location.startswith(POSTGRES_SCHEMES):
         try:
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         except ImportError:

@@ -163,9 +163,10 @@ class HttpFetcher:
             hops.append(current)
             # The first URL and every redirect: what needs no DNS here, the addresses when the
             # connection is made (or here, before a proxy resolves the name itself).
-            split_target(current, limits.allow_hosts)
             if self._proxy or self._client is not None:
                 await check_target(current, limits.allow_hosts)
+            else:
+                split_target(current, limits.allow_hosts)
             async with client.stream(
                 "GET", current, headers=headers, follow_redirects=False, timeout=limits.timeout_s
             ) as resp:
