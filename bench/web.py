@@ -22,13 +22,18 @@ def _serve_web(
 ) -> None:
     """Child process: serve a FakeWeb until told to stop, then send back what it saw."""
     sys.path.insert(0, str(ROOT))
+    from tests.support import evidence, multihop
     from tests.support.fake_model import FakeModel
     from tests.support.loopback import FakeWeb, Latency, serve
-    from tests.support.multihop import hop_web, load_cases
 
     fake = FakeModel(**model)
     settings: dict[str, Any] = {"model": fake, "latency": Latency(**latency), "hosts": HOSTS}
-    built = hop_web(load_cases(), **settings) if kind == "multihop" else FakeWeb(**settings)
+    if kind == "multihop":
+        built = multihop.hop_web(multihop.load_cases(), **settings)
+    elif kind == "evidence":
+        built = evidence.evidence_web(evidence.load_cases(), **settings)
+    else:
+        built = FakeWeb(**settings)
     built.port = port
     with serve(built) as web:
         conn.send(web.port)
@@ -46,7 +51,8 @@ def web_process(
     """A FakeWeb served from its own process (on ``port``; 0: a free one), and its pid.
 
     ``model`` sets fields of its FakeModel (e.g. ``judge_error_rate``); ``kind`` "multihop"
-    serves the multi-hop cases' pages among the fixture pages, searched by content.
+    (or "evidence") serves the multi-hop (evidence-weighing) cases' pages among the fixture
+    pages, searched by content.
 
     Its CPU work (tokenising, JSON, HTML) would otherwise compete with the graph for this
     process's GIL, which no real provider does. Its log arrives when the block ends.

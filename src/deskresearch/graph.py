@@ -6,9 +6,10 @@
       → dedup_urls → review_plan (interrupt, if asked) → process_page* (what no branch read)
       process_page = [read_page → summarise_chunk* → reduce_page]
       → reflect ⟲ (gaps left, rounds and budget remain: research_query* for the follow-ups)
-      → collect_sources → plan_report → write_section* → assemble_report (sections mode)
-                        | write_report ⟲ (single mode; sections' fallback; uncited: once)
-                        | insufficient_evidence
+      → collect_sources (copies grouped by origin) → weigh_evidence ∥ plan_report (sections mode)
+      → brief_writers (the join) → write_section* → assemble_report
+                                 | write_report ⟲ (single mode; sections' fallback; uncited: once)
+        (no source: insufficient_evidence)
       → check_citations → judge_citations* (undecided sentences, in batches) → settle_citations
       → repair_report (unsupported ones) → finish_report
 
@@ -168,11 +169,17 @@ def fan_out_chunks(state: PageState) -> Literal["__end__"] | list[Send]:
 
 def route_after_sources(
     state: ResearchState,
-) -> Literal["plan_report", "write_report", "insufficient_evidence"]:
-    """Write a report only from sources we read: in sections (outline first), or in one call."""
+) -> Literal["weigh_evidence", "insufficient_evidence"] | list[str]:
+    """Write a report only from sources we read; weigh them while the outline is planned.
+
+    weigh_evidence and plan_report run at the same time (the slower one sets the pace);
+    brief_writers joins them. In single mode there is no outline to wait for.
+    """
     if not state["sources"]:
         return "insufficient_evidence"
-    return "plan_report" if settings_of(state).report_mode == "sections" else "write_report"
+    if settings_of(state).report_mode == "sections":
+        return ["weigh_evidence", "plan_report"]
+    return "weigh_evidence"
 
 
 def fan_out_sections(
@@ -281,7 +288,10 @@ def build_graph(
     g.add_node("reflect", partial(nodes.reflect, llm=svc.llm), retry_policy=TRANSIENT,
                error_handler=nodes.reflect_failed)  # a failed reflection: → collect_sources
     g.add_node("collect_sources", nodes.collect_sources)
+    g.add_node("weigh_evidence", partial(nodes.weigh_evidence, llm=svc.llm), retry_policy=TRANSIENT,
+               error_handler=nodes.weigh_failed)  # a failed weighing: nothing weighed, → brief
     g.add_node("plan_report", partial(nodes.plan_report, llm=svc.llm), retry_policy=TRANSIENT)
+    g.add_node("brief_writers", nodes.brief_writers)  # the join of the two above
     g.add_node("write_section", partial(nodes.write_section, llm=svc.llm), input_schema=SectionTask,
                retry_policy=TRANSIENT, error_handler=nodes.section_failed)
     g.add_node("assemble_report", nodes.assemble_report)
@@ -308,8 +318,10 @@ def build_graph(
     g.add_edge("process_page", "reflect")
     g.add_conditional_edges("reflect", route_after_reflect, ["research_query", "collect_sources"])
     g.add_conditional_edges("collect_sources", route_after_sources,
-                            ["plan_report", "write_report", "insufficient_evidence"])
-    g.add_conditional_edges("plan_report", fan_out_sections, ["write_section", "write_report"])
+                            ["weigh_evidence", "plan_report", "insufficient_evidence"])
+    g.add_edge("weigh_evidence", "brief_writers")
+    g.add_edge("plan_report", "brief_writers")
+    g.add_conditional_edges("brief_writers", fan_out_sections, ["write_section", "write_report"])
     g.add_edge("write_section", "assemble_report")
     g.add_conditional_edges("assemble_report", route_after_report,
                             ["write_report", "check_citations", "finish_report"])

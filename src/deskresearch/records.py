@@ -27,6 +27,8 @@ Stage = Literal[
     "reduce_page",
     "reflect",
     "collect_sources",
+    "weigh_evidence",
+    "brief_writers",
     "write_report",
     "plan_report",
     "write_section",
@@ -52,6 +54,7 @@ Outcome = Literal[
     "cached",  # answered from the persistent cache: a search, a page, or the run's model calls
     "unverified",  # a fact whose quote is not in the page, or a report sentence its source lacks
     "followup",  # a query a later round searches, and why (the gap, the lead and its fact)
+    "weighed",  # evidence weighing: copies grouped, a disagreement found, shown or dropped
 ]
 
 Status = Literal["ok", "insufficient_evidence"]
@@ -110,6 +113,10 @@ class Citation(TypedDict):
     decided_by: Decider
     reason: str
     section: str  # the heading it sits under
+    # The weight of its evidence (absent in results of versions before 0.3): the independent
+    # origins among the sources it cites (copies of one text count once), and their dates.
+    origins: NotRequired[int]
+    published: NotRequired[list[str]]  # each cited source's publication date ("" undated)
 
 
 class Source(TypedDict):
@@ -127,6 +134,44 @@ class Source(TypedDict):
     summary: str  # the facts' claims, one per line
     facts: list[Fact]
     round: int  # the research round that read it (1: the plan's queries; later: follow-ups)
+    # Its independent origin (grounding.copies; absent in runs of versions before 0.3): sources
+    # with the same number carry one text (a press release and its reprints, a mirror) and
+    # count once as evidence. copy_of names the source of its group it copies (None: the
+    # group's original), copy_reason why code grouped them.
+    origin_group: NotRequired[int]
+    copy_of: NotRequired[int | None]
+    copy_reason: NotRequired[str]
+
+
+class ValueSide(TypedDict):
+    """One value that independent sources give for a thing, and who gives it."""
+
+    value: str  # the figure, date, name or yes/no as the first source writes it
+    claim: str  # the fact that states it (the report's language)
+    quote: str  # the page's own words
+    sources: list[int]  # every source stating it (copies of one origin included)
+    cites: list[int]  # what the report's sentence for it cites: one source per origin
+    origins: int  # independent origins among them
+    published: list[str]  # their publication dates ("" undated), in the order of sources
+    urls: list[str]
+    as_of: str  # the year the value holds: the year its fact names, else its page's ("" unknown)
+
+
+class Disagreement(TypedDict):
+    """Independent sources that give different values for the same thing at the same time."""
+
+    about: str  # what the values are of (the weighing model's words)
+    kind: Literal["figure", "date", "name", "yes/no"]
+    sides: list[ValueSide]  # two or more, each a different value
+    checked: bool  # every side's sentence was supported by the citation check
+
+
+class Change(TypedDict):
+    """A value that changed over time: the newest source's value is the current one."""
+
+    about: str
+    current: ValueSide  # the most recently published value
+    earlier: list[ValueSide]  # older values, newest first
 
 
 class RoundQuery(TypedDict):

@@ -17,8 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from deskresearch.records import (
+    Change,
     Citation,
     Decider,
+    Disagreement,
     Fact,
     Provenance,
     RoundQuery,
@@ -224,6 +226,11 @@ OUTPUT_DESCRIPTIONS = {
     "budget_stopped": "True when the token budget ran out and the run stopped gathering.",
     "messages": "The conversation: each question as a human message, each answer as an AI "
     "message carrying the report.",
+    "disagreements": "Where independent sources give different values for the same thing at "
+    "the same time: what it is about and each value with the sources stating it; only those "
+    "whose every side the citation check supported (they close the report too).",
+    "changes": "Values that changed over time: the most recently published is the current one, "
+    "with the earlier ones and their dates.",
     "rounds": "The research rounds: per round its queries (each with the gap it fills and the "
     "lead it follows, with the fact that names it), pages read, what was answered and still "
     "missing, tokens and seconds.",
@@ -253,6 +260,8 @@ class ResearchOutput(ChatMessages):
     provenance: Annotated[list[Provenance], operator.add]  # every node
     budget_stopped: Annotated[bool, operator.or_]  # error handlers of budgeted stages
     rounds: list[RoundRecord]  # nodes/reflect.py: one record as each round ends
+    disagreements: list[Disagreement]  # nodes/finish_report.py: those the check supported
+    changes: list[Change]  # nodes/weigh_evidence.py
 
 
 class ResearchState(ResearchInput, ResearchOutput):
@@ -277,6 +286,7 @@ class ResearchState(ResearchInput, ResearchOutput):
     pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
     report_attempts: int  # nodes/write_report.py
     report_cited: bool  # nodes/write_report.py
+    disputes: list[Disagreement]  # nodes/weigh_evidence.py: found, before the citation check
     outline: ReportOutline | None  # nodes/plan_report.py (None: single mode, or no usable outline)
     sections: Annotated[list[SectionDraft], operator.add]  # nodes/write_sections.py
     # nodes/write_report.py, nodes/write_sections.py (assemble_report): the report body,

@@ -8,7 +8,7 @@ from typing import Any
 # The data blocks prompts may use (prompts.common.DATA_BLOCKS), listed here on their own: a
 # block the prompts add without saying so counts as outside.
 DATA_BLOCKS = ("topic", "queries", "results", "page", "sources", "facts", "outline", "section",
-               "sentences", "paragraphs", "followups_allowed", "language")  # fmt: skip
+               "sentences", "paragraphs", "followups_allowed", "language", "weighing")  # fmt: skip
 # A whole block: its opening tag with any attributes, its content, its closing tag. Escaped
 # content cannot close it early (data() turns "</page>" into "&lt;/page>").
 _BLOCK = re.compile(

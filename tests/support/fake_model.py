@@ -222,6 +222,8 @@ class FakeModel:
             return {"judgements": verdicts}
         if stage == "Fixes":
             return {"fixes": fix(user)}
+        if stage == "Comparisons":
+            return {"pairs": compare(user)}
         if stage == "Reflection":
             blocks = {name: _block(name, user) for name in ("topic", "facts", "queries")}
             allowed = int(_block("followups_allowed", user) or 0)
@@ -233,6 +235,8 @@ class FakeModel:
             claims = first_claims(block.group(1) if block else "")
             if fault == "uncited":
                 return "# Report\n\nA report that cites nothing at all."
+            when = dated(user)
+            claims = {i: when.get(c, c) for i, c in claims.items()}
             if _SECTION.search(user):
                 return "\n".join(f"- {claim} [{i}]." for i, claim in claims.items())
             lines = ["# Research report", "", "## Findings", ""]
@@ -318,6 +322,19 @@ def first_claims(block: str) -> dict[int, str]:
 
 
 _SECTION = re.compile(r"^<section ", re.MULTILINE)  # a write_section prompt's data block
+_DATED = re.compile(r"(as of|in) (\d{4}): (.+?) (?:\[\d+\])+(?=;|$)", re.MULTILINE)
+
+
+def dated(user: str) -> dict[str, str]:
+    """What a writer does with <weighing>'s changed values: each claim with its year in front,
+    "As of <year>" for the current one, "In <year>" for an older one (as the prompt asks)."""
+    out: dict[str, str] = {}
+    for line in _block("weighing", user).splitlines():
+        for when, year, claim in _DATED.findall(line):
+            text = claim.rstrip(".")
+            lead = text[:1].lower() + text[1:] if text[1:2].islower() else text
+            out[text] = f"{'As of' if when == 'as of' else 'In'} {year}, {lead}"
+    return out
 
 
 def outline(ids: list[int]) -> dict[str, Any]:
@@ -420,6 +437,27 @@ def decisive(quote: str, sentence: str) -> str:
     ]
     best: list[str] = max(runs, key=score)
     return " ".join(best)
+
+
+_COMPARED_FACT = re.compile(r"^F(\d+) \(source \[\d+\], published [^)]*\): (.*)$", re.MULTILINE)
+_PAIR = re.compile(r"^P(\d+): F(\d+) and F(\d+)$", re.MULTILINE)
+SAME_THING = 0.6  # share of their words two facts must have in common to be about one thing
+_HEDGE_WORDS = {w[:STEM] for w in ("about", "around", "approximately", "roughly", "nearly",
+                                    "almost", "some", "etwa", "rund", "environ")}  # fmt: skip
+
+
+def compare(user: str) -> list[dict[str, Any]]:
+    """A weighing model's rule: two facts state the same thing when their words (figures and
+    hedges aside) mostly agree; then it is about the words they share."""
+    claims = {int(n): c for n, c in _COMPARED_FACT.findall(user)}
+    out = []
+    for n, a, b in _PAIR.findall(user):
+        wa, wb = (_words(claims.get(int(x), "")) - _HEDGE_WORDS for x in (a, b))
+        same = bool(wa | wb) and len(wa & wb) / len(wa | wb) >= SAME_THING
+        shared = [w for w in re.findall(r"[^\W\d_]{4,}", claims.get(int(a), ""))
+                  if w.casefold()[:STEM] in wa & wb]  # fmt: skip
+        out.append({"pair": int(n), "same": same, "about": " ".join(shared[:6]) if same else ""})
+    return out
 
 
 _FLAGGED = re.compile(r"^S(\d+): (.*)$", re.MULTILINE)

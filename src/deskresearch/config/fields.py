@@ -181,6 +181,14 @@ class ModelFields:
             description="Retries one run may spend on its gathering calls (ranking, page summaries) together; then those fall back at once. Keywords, planning and the report keep model_attempts each.",
         ),
     ] = 40
+    weigh_evidence: Annotated[
+        bool,
+        Field(
+            title="Weigh the evidence",
+            json_schema_extra=MODELS,
+            description="Find where independent sources disagree and which figures changed over time: code pairs the facts of different origins that give different values for much the same thing, and one call of the report model (only when there is such a pair) says which pairs are about the same thing. Disagreements close the report with both sides cited; the newest of changed figures is presented as current. Copies of one text are always grouped and count once. false: no disagreements or changes are looked for.",
+        ),
+    ] = True
     token_budget: Annotated[
         int,
         Field(

@@ -34,6 +34,7 @@ from deskresearch.nodes.summarise import (
     summarise_chunk,
     summarise_failed,
 )
+from deskresearch.nodes.weigh_evidence import brief_writers, weigh_evidence, weigh_failed
 from deskresearch.nodes.write_report import write_report
 from deskresearch.nodes.write_sections import (
     assemble_report,
@@ -44,6 +45,7 @@ from deskresearch.nodes.write_sections import (
 
 __all__ = [
     "assemble_report",
+    "brief_writers",
     "check_citations",
     "claim_pages",
     "collect_sources",
@@ -77,6 +79,8 @@ __all__ = [
     "start_run",
     "summarise_chunk",
     "summarise_failed",
+    "weigh_evidence",
+    "weigh_failed",
     "write_report",
     "write_section",
 ]

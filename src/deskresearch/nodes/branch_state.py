@@ -11,7 +11,7 @@ from typing import Annotated, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-from deskresearch.records import Provenance, SearchHit, Source, Usage
+from deskresearch.records import Change, Disagreement, Provenance, SearchHit, Source, Usage
 from deskresearch.state import (
     ChunkNote,
     PageDigest,
@@ -93,6 +93,8 @@ class SectionTask(TypedDict):
     position: Literal["first", "middle", "last"]
     sources: list[Source]
     words: int
+    disagreements: list[Disagreement]  # those a side of which cites one of its sources
+    changes: list[Change]  # likewise
 
 
 class JudgeTask(TypedDict):

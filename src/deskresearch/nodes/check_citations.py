@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
 from deskresearch.grounding.citations import without_citations
+from deskresearch.grounding.copies import overstated
 from deskresearch.grounding.draft import cited_sentences, language_code, parse
 from deskresearch.grounding.ledger import ledger_evidence
 from deskresearch.grounding.lexical import Evidence, check_sentence, evidence_text
@@ -45,8 +46,18 @@ def lexical_checks(state: ResearchState) -> list[SentenceCheck]:
     units = parse(state["draft"], state["language"])
     ledger = ledger_evidence(state["sources"], state["pages"])
     language = language_code(state["language"])
+    groups = {s["id"]: s.get("origin_group", s["id"]) for s in state["sources"]}
     checks: list[SentenceCheck] = []
     for s in cited_sentences(units):
+        if overstated(s.text) and len({groups.get(i, i) for i in s.cites}) < 2:
+            checks.append(SentenceCheck(
+                unit=s.key[0], index=s.key[1], sentence=s.text, cites=list(s.cites),
+                section=s.section, status="unsupported", source=None, quote="",
+                decided_by="lexical", candidates=[], replacement="",
+                reason="it presents one origin as several: the source(s) it cites carry one text "
+                "(copies count once)",
+            ))  # fmt: skip
+            continue
         found = check_sentence(s.text, s.cites, ledger, language=language)
         checks.append(
             SentenceCheck(

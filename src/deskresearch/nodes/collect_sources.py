@@ -1,4 +1,10 @@
-"""collect_sources: number the pages that survived into the source ledger."""
+"""collect_sources: number the pages that survived into the source ledger, grouped by origin.
+
+The same text under two URLs is one source. Pages whose text is one origin's (a press release
+and its reprints, a mirror, a page naming another as its source: grounding.copies) stay
+sources of their own (a reader may know that site) but share an origin group, so they count
+once as evidence.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from typing import Any, Literal, cast
 from langgraph.runtime import Runtime
 
 from deskresearch.config.context import Context
+from deskresearch.grounding import copies
 from deskresearch.nodes.dedup_urls import ranked_pages
 from deskresearch.progress import emit, note
 from deskresearch.records import Provenance, Source
@@ -56,5 +63,26 @@ async def collect_sources(state: ResearchState, runtime: Runtime[Context]) -> di
         provenance.append(
             note("collect_sources", page["url"], "used", f"source [{source['id']}] from {via}")
         )
-    emit(runtime, "collect_sources", "finished", sources=len(sources))
+    texts = {p["url"]: p["text"] for p in state["pages"]}
+    provenance += group_origins(sources, texts)
+    origins = len({s["origin_group"] for s in sources if "origin_group" in s})
+    emit(runtime, "collect_sources", "finished", sources=len(sources), origins=origins)
     return {"sources": sources, "provenance": provenance}
+
+
+def group_origins(sources: list[Source], texts: dict[str, str]) -> list[Provenance]:
+    """Give every source its origin group (in place); a provenance line per copy found."""
+    pages = [
+        copies.Page(id=s["id"], url=s["url"], text=texts.get(s["url"], ""), site=s["site"],
+                    published=s["published"])
+        for s in sources
+    ]  # fmt: skip
+    grouped = copies.group(pages)
+    lines: list[Provenance] = []
+    for s in sources:
+        g = grouped[s["id"]]
+        s["origin_group"], s["copy_of"], s["copy_reason"] = g.group, g.copy_of, g.reason
+        if g.copy_of is not None:
+            why = f"one origin with source [{g.copy_of}] ({g.reason}): counts once as evidence"
+            lines.append(note("collect_sources", s["url"], "weighed", why))
+    return lines

@@ -20,7 +20,8 @@ from deskresearch.grounding.ledger import summary_line
 from deskresearch.nodes.chat import answered
 from deskresearch.nodes.insufficient import insufficient_result
 from deskresearch.progress import cached_calls_note, emit, note
-from deskresearch.records import Citation, Provenance, Verdict
+from deskresearch.records import Citation, Provenance, Source, Verdict
+from deskresearch.report.disagreements import settle
 from deskresearch.report.outcome import is_report
 from deskresearch.services.storage.claims import PageClaims
 from deskresearch.state import ResearchState, SentenceCheck
@@ -119,6 +120,19 @@ def unchecked(state: ResearchState) -> list[SentenceCheck]:
     ]
 
 
+def weighed(citations: list[Citation], sources: list[Source]) -> list[Citation]:
+    """Each citation with the independent origins among its sources and their dates."""
+    by_id = {s["id"]: s for s in sources}
+    out = []
+    for c in citations:
+        cited = [by_id[i] for i in c["sources"] if i in by_id]
+        origins = len({s.get("origin_group", s["id"]) for s in cited})
+        out.append(
+            Citation(**{**c, "origins": origins, "published": [s["published"] for s in cited]})
+        )
+    return out
+
+
 def appendix(citations: list[Citation]) -> str:
     """The report's account of the check: what was removed or left unchecked, and why."""
     removed = [c for c in citations if c["verdict"] == "removed"]
@@ -153,6 +167,14 @@ async def finish_report(
     for check, cite in zip(checks, citations, strict=True):
         if cite["sentence"] != check["sentence"]:
             changes[(check["unit"], check["index"])] = cite["sentence"] or None
+    verdicts = {(c["unit"], c["index"]): c["status"] for c in checks}
+    kept, removals, dropped = settle(state["draft"], state["language"],
+                                     state.get("disputes") or [], verdicts,
+                                     checked=ctx.check_citations)  # fmt: skip
+    changes.update(removals)  # a disagreement goes whole, whatever its sides' own verdicts
+    citations = weighed([c for check, c in zip(checks, citations, strict=True)
+                         if (check["unit"], check["index"]) not in removals
+                         or c["verdict"] == "removed"], state["sources"])  # fmt: skip
     body = edit(state["draft"], state["language"], changes)
     # "ok" promises a report citing a page read: judged on the checked text, before the closing
     # section of open gaps (the model's words) is added.
@@ -171,6 +193,8 @@ async def finish_report(
         if c["verdict"] == "removed"
     ]
     provenance += [note("finish_report", url, "removed", LINK_REMOVED) for url in links]
+    provenance += [note("finish_report", d["about"], "weighed", f"disagreement left out: {why}")
+                   for d, why in dropped]  # fmt: skip
     provenance += cached_calls_note("finish_report", state.get("usage", []))
     line = summary_line(citations)
     emit(runtime, "finish_report", "finished", citations=line)
@@ -187,6 +211,7 @@ async def finish_report(
     return answered({
         "report": "\n\n".join(p for p in parts if p) + "\n",
         "citations": citations,
+        "disagreements": kept,
         "status": "ok",
         "reason": "",
         "provenance": provenance,

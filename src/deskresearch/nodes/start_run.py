@@ -82,6 +82,9 @@ async def start_run(
         "outline": None,
         "checks": [],
         "citations": [],
+        "disputes": [],
+        "disagreements": [],
+        "changes": [],
         # Reducer lists would otherwise keep the previous run's items on a reused thread.
         "keyword_hits": Overwrite([]),
         "ranked": Overwrite([]),

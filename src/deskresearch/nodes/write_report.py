@@ -14,6 +14,7 @@ from deskresearch.config.context import Context, resolve
 from deskresearch.grounding.citations import clean_citations, strip_model_references
 from deskresearch.progress import emit, note
 from deskresearch.prompts import write_report as prompt
+from deskresearch.report.disagreements import with_section
 from deskresearch.services.base import ChatService
 from deskresearch.state import ResearchState
 
@@ -42,6 +43,8 @@ async def write_report(
         language=state["language"],
         today=date.today(),
         retry=attempt > 1,
+        disagreements=state.get("disputes") or [],
+        changes=state.get("changes") or [],
     )
     emit(runtime, "write_report", "started", sources=len(sources), attempt=attempt)
     reply = await llm.text(messages, spec=ctx.report_spec(), stage="write_report")
@@ -71,6 +74,8 @@ async def write_report(
         )
         return {**update, "provenance": provenance}
     body = cleaned.text
+    if cleaned.cited and (disputes := state.get("disputes")):  # they close it, checked with it
+        body = with_section(body, disputes, state["language"])
     if not cleaned.cited:
         body = f"{UNCITED_WARNING}\n\n{body}"
         provenance.append(

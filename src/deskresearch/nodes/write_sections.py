@@ -21,7 +21,8 @@ from deskresearch.grounding.citations import clean_citations, strip_model_refere
 from deskresearch.nodes.branch_state import SectionTask
 from deskresearch.progress import emit, note
 from deskresearch.prompts import write_section as prompt
-from deskresearch.records import Provenance
+from deskresearch.records import Provenance, ValueSide
+from deskresearch.report.disagreements import with_section
 from deskresearch.services.base import ChatService
 from deskresearch.state import ResearchState, SectionDraft
 
@@ -34,6 +35,7 @@ def section_tasks(state: ResearchState, words: int) -> list[SectionTask]:
     if outline is None:
         return []
     by_id = {s["id"]: s for s in state["sources"]}
+    disputes, changes = state.get("disputes") or [], state.get("changes") or []
     plans = outline["sections"]
     headings = [p["heading"] for p in plans]
     last = len(plans) - 1
@@ -48,9 +50,18 @@ def section_tasks(state: ResearchState, words: int) -> list[SectionTask]:
             position="first" if i == 0 else "last" if i == last else "middle",
             sources=[by_id[sid] for sid in plan["sources"] if sid in by_id],
             words=max(80, words // len(plans)),
+            disagreements=[d for d in disputes if _touches(d["sides"], plan["sources"])],
+            changes=[
+                c for c in changes if _touches([c["current"], *c["earlier"]], plan["sources"])
+            ],
         )
         for i, plan in enumerate(plans)
     ]
+
+
+def _touches(sides: list[ValueSide], sources: list[int]) -> bool:
+    """Whether a finding concerns a section: a side cites one of the section's sources."""
+    return any(set(side["cites"]) & set(sources) for side in sides)
 
 
 async def write_section(
@@ -70,6 +81,8 @@ async def write_section(
         words=state["words"],
         language=state["language"],
         today=date.today(),
+        disagreements=state.get("disagreements") or [],
+        changes=state.get("changes") or [],
     )
     reply = await llm.text(messages, spec=ctx.report_spec(), stage="write_section")
     text = _OWN_HEADING.sub("", strip_model_references(reply.value), count=1).strip()
@@ -113,6 +126,9 @@ async def assemble_report(state: ResearchState, runtime: Runtime[Context]) -> di
         if s["text"]
     ]
     cleaned = clean_citations("\n\n".join(parts), {s["id"] for s in state["sources"]})
+    draft = cleaned.text
+    if disputes := state.get("disputes"):  # they close the report, checked with it
+        draft = with_section(draft, disputes, state["language"])
     provenance = [
         note("assemble_report", f"[{i}]", "removed",
              f"cites no source in the ledger (it has {len(state['sources'])})")
@@ -123,4 +139,4 @@ async def assemble_report(state: ResearchState, runtime: Runtime[Context]) -> di
         reason = "the sections cite no source; writing the report in one call"
         provenance.append(note("assemble_report", state["topic"], "fallback", reason))
         return {"draft": "", "report_attempts": 1, "provenance": provenance}
-    return {"draft": cleaned.text, "report_cited": True, "provenance": provenance}
+    return {"draft": draft, "report_cited": True, "provenance": provenance}

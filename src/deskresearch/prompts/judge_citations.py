@@ -48,7 +48,8 @@ def format_evidence(sources: Mapping[int, Source]) -> str:
         facts = "\n".join(
             f'- {data(f["claim"])}\n  quote: "{data(f["quote"])}"' for f in s["facts"]
         )
-        blocks.append(f"[{sid}] {attr(s['title'] or s['url'])}\n{facts or '- (no facts)'}")
+        when = f"published {attr(s['published']) or 'undated'}, read {attr(s['date_read'])}"
+        blocks.append(f"[{sid}] {attr(s['title'] or s['url'])} ({when})\n{facts or '- (no facts)'}")
     return "\n\n".join(blocks)
 
 

@@ -8,8 +8,13 @@ from datetime import date
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from deskresearch.prompts.common import attr, data, language_tag
-from deskresearch.prompts.write_report import SYSTEM, format_sources
-from deskresearch.records import Source
+from deskresearch.prompts.write_report import (
+    SYSTEM,
+    format_sources,
+    format_weighing,
+    weigh_rules,
+)
+from deskresearch.records import Change, Disagreement, Source
 
 USER = """Research topic:
 <topic>
@@ -33,11 +38,11 @@ it helps; sub-headings start with ###). {position}
 <sources>
 {sources}
 </sources>
-
+{weighing}
 Each source lists the facts it states. State only those facts, and cite each statement inline
 with the number of the source that states it, in square brackets, e.g. [1] or [2][3]; a figure
-must be written as the source gives it. Where sources disagree, say so. Every cited sentence is
-checked against its source afterwards."""
+must be written as the source gives it. {weigh_rules}Every cited sentence is checked against its
+source afterwards."""
 
 POSITIONS = {
     "first": "It opens the report: answer the topic in brief.",
@@ -58,6 +63,8 @@ def render(
     words: int,
     language: str,
     today: date,
+    disagreements: Sequence[Disagreement] = (),
+    changes: Sequence[Change] = (),
 ) -> list[BaseMessage]:
     """Build the messages for one section; ``position`` is first, middle or last.
 
@@ -78,6 +85,8 @@ def render(
                 focus=data(focus),
                 position=POSITIONS[position],
                 sources=format_sources(sources),
+                weighing=format_weighing(disagreements, changes),
+                weigh_rules=weigh_rules(sources, disagreements, changes),
                 words=words,
             )
         ),

@@ -20,9 +20,12 @@ from deskresearch.config.pricing import estimate
 from deskresearch.records import ModelSpec, StageClock, Usage
 from deskresearch.safety.masking import mask_secrets
 
-SCHEMA_VERSION = "1.2"  # 1.1: budget_stopped; 1.2: reason, rounds, a source's round
+# 1.1: budget_stopped; 1.2: reason, rounds, a source's round; 1.3: disagreements, changes, a
+# source's origin group and copy, a citation's origins and dates
+SCHEMA_VERSION = "1.3"
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 RESULT_KEYS = ("status", "reason", "report", "sources", "queries", "usage", "provenance")
+WEIGHING_KEYS = ("disagreements", "changes")
 ROUNDS_KEY = "rounds"
 
 
@@ -98,6 +101,7 @@ def document(
         **{k: result.get(k) for k in RESULT_KEYS},
         "reason": str(result.get("reason") or ""),
         ROUNDS_KEY: list(result.get(ROUNDS_KEY) or []),
+        **{k: list(result.get(k) or []) for k in WEIGHING_KEYS},
         "budget_stopped": bool(result.get("budget_stopped")),
         "totals": totals(usage),
         "stages": _stages(usage, clocks),

@@ -110,9 +110,11 @@ async def test_collect_sources_numbers_pages_and_merges_same_text() -> None:
     assert update["sources"][0]["queries"] == ["q1", "q3"]
     assert [p["outcome"] for p in update["provenance"]] == ["used", "used", "duplicate"]
     assert route_after_sources(cast(Any, {"sources": []})) == "insufficient_evidence"
-    assert route_after_sources(cast(Any, update)) == "plan_report"
+    # Different texts: two origins. The outline is planned while the evidence is weighed.
+    assert [s["origin_group"] for s in update["sources"]] == [1, 2]
+    assert route_after_sources(cast(Any, update)) == ["weigh_evidence", "plan_report"]
     single = {**update, "settings": {"report_mode": "single"}}
-    assert route_after_sources(cast(Any, single)) == "write_report"
+    assert route_after_sources(cast(Any, single)) == "weigh_evidence"
 
 
 async def test_insufficient_evidence_lists_what_was_tried_without_a_model() -> None:

@@ -26,10 +26,11 @@ from deskresearch.prompts import (
     reflect,
     repair_report,
     summarise,
+    weigh_evidence,
     write_report,
     write_section,
 )
-from deskresearch.records import Fact, SearchHit, Source
+from deskresearch.records import Change, Disagreement, Fact, SearchHit, Source, ValueSide
 from tests.support.blocks import DATA_BLOCKS, block_names, outside_blocks
 
 TODAY = date(2026, 11, 21)
@@ -54,6 +55,22 @@ def source(i: int) -> Source:
                   date_read="2026-11-21", queries=[evil(f"source{i}.query")], text_hash="h",
                   origin="page", summary=evil(f"source{i}.summary"),
                   facts=[fact(f"source{i}.fact")], round=1)  # fmt: skip
+
+
+def copy(i: int, of: int) -> Source:
+    return Source(**{**source(i), "origin_group": of, "copy_of": of, "copy_reason": evil("why")})
+
+
+def side(name: str, cites: list[int]) -> ValueSide:
+    return ValueSide(value=evil(f"{name}.value"), claim=evil(f"{name}.claim"),
+                     quote=evil(f"{name}.quote"), sources=cites, cites=cites, origins=1,
+                     published=[evil(f"{name}.published")], urls=[evil(f"{name}.url")],
+                     as_of=evil(f"{name}.as_of"))  # fmt: skip
+
+
+DISAGREEMENTS = [Disagreement(about=evil("about"), kind="figure",
+                              sides=[side("a", [1]), side("b", [2])], checked=False)]  # fmt: skip
+CHANGES = [Change(about=evil("change"), current=side("now", [1]), earlier=[side("was", [2])])]
 
 
 def hit(i: int) -> SearchHit:
@@ -114,11 +131,24 @@ RENDERS: dict[str, list[Render]] = {
     "write_report": [
         lambda: write_report.render(
             topic=evil("topic"),
-            sources=[source(1)],
+            sources=[source(1), copy(2, 1)],
             words=900,
             language=LANGUAGE,
             today=TODAY,
             retry=True,
+            disagreements=DISAGREEMENTS,
+            changes=CHANGES,
+        )  # fmt: skip
+    ],
+    "weigh_evidence": [
+        lambda: weigh_evidence.render(
+            topic=evil("topic"),
+            facts=[
+                (1, 1, evil("f1.published"), evil("f1.claim"), evil("f1.quote")),
+                (2, 3, "", evil("f2.claim"), evil("f2.quote")),
+            ],
+            pairs=[(1, 1, 2)],
+            language=LANGUAGE,
         )  # fmt: skip
     ],
     "write_section": [
@@ -129,10 +159,12 @@ RENDERS: dict[str, list[Render]] = {
             heading=evil("heading1"),
             focus=evil("focus"),
             position="middle",
-            sources=[source(1)],
+            sources=[source(1), copy(2, 1)],
             words=300,
             language=LANGUAGE,
             today=TODAY,
+            disagreements=DISAGREEMENTS,
+            changes=CHANGES,
         )  # fmt: skip
     ],
     "judge_citations": [

@@ -1,0 +1,194 @@
+"""Copies count once: group the pages a run read by the origin of their text.
+
+Three sites carrying one press release are one witness, not three. Two pages are of one origin
+when code finds, in what was read of them:
+
+- near-identical text: most of the shorter page's word 8-grams are in the other (a mirror, a
+  reprint with other boilerplate);
+- a long shared passage: a run of at least ``PASSAGE_WORDS`` words in both (a wire story or a
+  press release quoted whole inside an article of its own);
+- a page that names another read page as its source: its address, or an attribution ("Source:",
+  "originally published by", "Quelle:", "d'après") followed by that page's site or host.
+
+Groups are closed under these links (a reprint of a reprint is one origin). The group's first
+source is the original: the page others name as their source, else the earliest published, else
+the first in the ledger. Pure code, no model call: a run reads tens of pages, so comparing every
+pair of 8-gram sets is milliseconds (no MinHash index is needed at that size).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from urllib.parse import urlsplit
+
+SHINGLE = 8  # words per shingle: long enough that common phrases do not make pages alike
+NEAR_IDENTICAL = 0.5  # share of the shorter page's shingles found in the other
+PASSAGE_WORDS = 40  # a shared run this long is a copied passage (about two sentences)
+ATTRIBUTION_WINDOW = 120  # characters after an attribution word where the source is named
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_ATTRIBUTION = re.compile(
+    r"\b(?:sources?|via|courtesy of|originally (?:published|appeared)|first (?:published|appeared)"
+    r"|republished|reprinted|press release|quelle|erstmals (?:erschienen|veröffentlicht)"
+    r"|zuerst erschienen|mitteilung|d'après|selon|publié (?:initialement|d'abord)"
+    r"|communiqué)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Page:
+    """What code compares of one source."""
+
+    id: int
+    url: str
+    text: str
+    site: str = ""
+    published: str = ""  # ISO date, "" when undated
+
+
+@dataclass(frozen=True)
+class Link:
+    """Why two sources are one origin: ``copy`` carries the text of ``original``."""
+
+    copy: int
+    original: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Grouped:
+    """A source's place among the origins: its group number, what it copies and why."""
+
+    group: int
+    copy_of: int | None
+    reason: str
+
+
+def _words(text: str) -> list[str]:
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    return _WORD.findall("".join(ch for ch in folded if not unicodedata.combining(ch)))
+
+
+def _shingles(words: Sequence[str]) -> list[int]:
+    return [hash(tuple(words[i : i + SHINGLE])) for i in range(len(words) - SHINGLE + 1)]
+
+
+def _longest_run(mine: Sequence[int], theirs: set[int]) -> int:
+    """Words in the longest stretch of ``mine`` whose every shingle is in ``theirs``."""
+    best = run = 0
+    for s in mine:
+        run = run + 1 if s in theirs else 0
+        best = max(best, run)
+    return best + SHINGLE - 1 if best else 0
+
+
+def _host(url: str) -> str:
+    host = (urlsplit(url).hostname or "").casefold()
+    return host.removeprefix("www.")
+
+
+def _names(page: Page, other: Page) -> bool:
+    """Whether ``page``'s text names ``other`` as where it comes from."""
+    text = page.text.casefold()
+    address = other.url.split("://", 1)[-1].rstrip("/").casefold()
+    if len(address) > 8 and address in text:
+        return True
+    # A site name short enough to be a common word ("News") names nothing.
+    site = other.site.strip().casefold()
+    marks = [m for m in (_host(other.url), site if len(site) >= 6 else "") if len(m) >= 4]
+    if not marks or _host(page.url) == _host(other.url):
+        return False
+    for m in _ATTRIBUTION.finditer(text):
+        window = text[m.end() : m.end() + ATTRIBUTION_WINDOW]
+        if any(mark in window for mark in marks):
+            return True
+    return False
+
+
+def links(pages: Sequence[Page], words: dict[int, list[str]]) -> list[Link]:
+    """Every pair of sources code finds to be of one origin, with the reason."""
+    seqs = {p.id: _shingles(words[p.id]) for p in pages}
+    sets = {pid: set(seq) for pid, seq in seqs.items()}
+    found: list[Link] = []
+    for a, b in combinations(pages, 2):
+        if _names(a, b):
+            found.append(Link(a.id, b.id, f"names source [{b.id}] ({_host(b.url)}) as its source"))
+            continue
+        if _names(b, a):
+            found.append(Link(b.id, a.id, f"names source [{a.id}] ({_host(a.url)}) as its source"))
+            continue
+        sa, sb = sets[a.id], sets[b.id]
+        if not sa or not sb:
+            continue
+        shared = len(sa & sb)
+        shorter = min(len(sa), len(sb))
+        copy, original = (a, b) if len(sa) <= len(sb) else (b, a)
+        if shared / shorter >= NEAR_IDENTICAL:
+            share = round(100 * shared / shorter)
+            reason = f"{share}% of its text is in source [{original.id}]"
+            found.append(Link(copy.id, original.id, reason))
+            continue
+        run = _longest_run(seqs[copy.id], sets[original.id])
+        if run >= PASSAGE_WORDS:
+            reason = f"shares a {run}-word passage with source [{original.id}]"
+            found.append(Link(copy.id, original.id, reason))
+    return found
+
+
+def group(pages: Sequence[Page]) -> dict[int, Grouped]:
+    """Each source's origin group (numbered in ledger order), the original it copies, and why."""
+    parent = {p.id: p.id for p in pages}
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    words = {p.id: _words(p.text) for p in pages}
+    found = links(pages, words)
+    for link in found:
+        parent[root(link.copy)] = root(link.original)
+    members: dict[int, list[Page]] = {}
+    for p in pages:
+        members.setdefault(root(p.id), []).append(p)
+    named = {link.original for link in found if "as its source" in link.reason}
+    out: dict[int, Grouped] = {}
+    groups = sorted(members.values(), key=lambda ps: min(p.id for p in ps))
+    for number, ps in enumerate(groups, start=1):
+        # The original: the page others name as their source, else the first published, else
+        # the one with the most text (a reprint adds boilerplate less often than it cuts).
+        original = min(ps, key=lambda p: (p.id not in named, p.published or "9999",
+                                          -len(words[p.id]), p.id))  # fmt: skip
+        why = {link.copy: link.reason for link in found}
+        for p in ps:
+            if p.id == original.id:
+                out[p.id] = Grouped(number, None, "")
+            else:
+                reason = why.get(p.id) or f"of one origin with source [{original.id}]"
+                out[p.id] = Grouped(number, original.id, reason)
+    return out
+
+
+# "Several sources", "multiple reports", "mehrere Quellen", "plusieurs médias": words about the
+# report's own sources, not about the world's studies a page reports ("two studies found").
+_SEVERAL = re.compile(
+    r"\b(?:several|multiple|many|numerous|various|independent|both|mehrere|zahlreiche|"
+    r"verschiedene|viele|unabhängige|beide|plusieurs|nombreuses|nombreux|diverses|divers|"
+    r"les deux|varias|varios|múltiples|ambas|diverse|numerose|molte|entrambe)\s+"
+    r"(?:\w+\s+)?(?:sources|reports|outlets|media|news outlets|accounts|websites|Quellen|Berichte|"
+    r"Medien|médias|rapports|fuentes|informes|medios|fonti|rapporti)\b"
+    r"|\b(?:sources agree|widely reported|independently confirmed|confirmed by (?:several|"
+    r"multiple|many|various|independent)|übereinstimmend berichte\w*|les sources concordent)\b",
+    re.IGNORECASE,
+)
+
+
+def overstated(sentence: str) -> bool:
+    """Whether ``sentence`` says more than one source stands behind it ("several reports")."""
+    return bool(_SEVERAL.search(sentence))
