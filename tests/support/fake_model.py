@@ -332,6 +332,8 @@ def dated(user: str) -> dict[str, str]:
     for line in _block("weighing", user).splitlines():
         for when, year, claim in _DATED.findall(line):
             text = claim.rstrip(".")
+            if year in text:  # the claim dates itself
+                continue
             lead = text[:1].lower() + text[1:] if text[1:2].islower() else text
             out[text] = f"{'As of' if when == 'as of' else 'In'} {year}, {lead}"
     return out

@@ -57,7 +57,14 @@ class Link:
 
     copy: int
     original: int
-    reason: str
+    reason: str  # from the copy's side: "carries 93% of the text of source [2]"
+    inverse: str = ""  # the same from the original's side, when the pair is near-identical
+
+    def said_of(self, source: int) -> str:
+        """The reason from ``source``'s side of the pair."""
+        if source == self.copy:
+            return self.reason
+        return self.inverse or self.reason.replace(f"[{self.original}]", f"[{self.copy}]")
 
 
 @dataclass(frozen=True)
@@ -101,7 +108,8 @@ def _names(page: Page, other: Page) -> bool:
     # A site name short enough to be a common word ("News") names nothing.
     site = other.site.strip().casefold()
     marks = [m for m in (_host(other.url), site if len(site) >= 6 else "") if len(m) >= 4]
-    if not marks or _host(page.url) == _host(other.url):
+    same_publisher = _host(page.url) == _host(other.url) and page.site.casefold() == site
+    if not marks or same_publisher:  # a site naming itself (a footer's "Source: ...")
         return False
     for m in _ATTRIBUTION.finditer(text):
         window = text[m.end() : m.end() + ATTRIBUTION_WINDOW]
@@ -117,21 +125,26 @@ def links(pages: Sequence[Page], words: dict[int, list[str]]) -> list[Link]:
     found: list[Link] = []
     for a, b in combinations(pages, 2):
         if _names(a, b):
-            found.append(Link(a.id, b.id, f"names source [{b.id}] ({_host(b.url)}) as its source"))
+            found.append(Link(a.id, b.id, f"names source [{b.id}] ({_host(b.url)}) as its source",
+                              f"named as its source by source [{a.id}]"))  # fmt: skip
             continue
         if _names(b, a):
-            found.append(Link(b.id, a.id, f"names source [{a.id}] ({_host(a.url)}) as its source"))
+            found.append(Link(b.id, a.id, f"names source [{a.id}] ({_host(a.url)}) as its source",
+                              f"named as its source by source [{b.id}]"))  # fmt: skip
             continue
         sa, sb = sets[a.id], sets[b.id]
         if not sa or not sb:
             continue
         shared = len(sa & sb)
         shorter = min(len(sa), len(sb))
-        copy, original = (a, b) if len(sa) <= len(sb) else (b, a)
+        # The longer text holds the other: the copy adds its own words around it (a reprint's
+        # boilerplate, an article around a quoted release).
+        copy, original = (b, a) if len(words[a.id]) <= len(words[b.id]) else (a, b)
         if shared / shorter >= NEAR_IDENTICAL:
             share = round(100 * shared / shorter)
-            reason = f"{share}% of its text is in source [{original.id}]"
-            found.append(Link(copy.id, original.id, reason))
+            reason = f"carries {share}% of the text of source [{original.id}]"
+            inverse = f"{share}% of its text is in source [{copy.id}]"
+            found.append(Link(copy.id, original.id, reason, inverse))
             continue
         run = _longest_run(seqs[copy.id], sets[original.id])
         if run >= PASSAGE_WORDS:
@@ -158,20 +171,23 @@ def group(pages: Sequence[Page]) -> dict[int, Grouped]:
     for p in pages:
         members.setdefault(root(p.id), []).append(p)
     named = {link.original for link in found if "as its source" in link.reason}
+    copied = {link.copy for link in found}
     out: dict[int, Grouped] = {}
     groups = sorted(members.values(), key=lambda ps: min(p.id for p in ps))
     for number, ps in enumerate(groups, start=1):
         # The original: the page others name as their source, else the first published, else
-        # the one with the most text (a reprint adds boilerplate less often than it cuts).
+        # one found copied by none, the shortest (copies add words around what they carry).
         original = min(ps, key=lambda p: (p.id not in named, p.published or "9999",
-                                          -len(words[p.id]), p.id))  # fmt: skip
-        why = {link.copy: link.reason for link in found}
+                                          p.id in copied, len(words[p.id]), p.id))  # fmt: skip
         for p in ps:
             if p.id == original.id:
                 out[p.id] = Grouped(number, None, "")
-            else:
-                reason = why.get(p.id) or f"of one origin with source [{original.id}]"
-                out[p.id] = Grouped(number, original.id, reason)
+                continue
+            # Why: its link to the original if there is one, else its first link in the group.
+            mine = [lk for lk in found if p.id in (lk.copy, lk.original)]
+            direct = [lk for lk in mine if original.id in (lk.copy, lk.original)]
+            best = (direct or mine)[0]
+            out[p.id] = Grouped(number, original.id, best.said_of(p.id))
     return out
 
 

@@ -34,9 +34,9 @@ _HEDGES = re.compile(
     re.IGNORECASE,
 )
 _NUMBER = re.compile(
-    r"(?<![\w.,])(?:\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})+|\d+(?:[.,:/-]\d+)*)(?![\w])"
+    r"(?<![\w.,])(?<![^\W\d_]-)(?:\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})+|\d+(?:[.,:/-]\d+)*)(?![\d.,]\d)(?!(?:st|nd|rd|th)\b)"
 )
-_SCALE_AFTER = re.compile(r"\s?([^\W\d_]+)\.?", re.UNICODE)
+_SCALE_AFTER = re.compile(r"(\s?)([^\W\d_]+)(?!\w)\.?", re.UNICODE)
 _DATE = re.compile(r"\d{1,2}[./]\d{1,2}[./]\d{2,4}|\d{4}-\d{1,2}(?:-\d{1,2})?")
 
 
@@ -83,9 +83,11 @@ def quantities(text: str) -> list[Quantity]:
         percent = bool(_PERCENT.match(after))
         scale, written = 0, token
         word = _SCALE_AFTER.match(after)
-        if not percent and word and word.group(1).casefold() in _SCALES:
-            scale = _SCALES[word.group(1).casefold()]
-            written = f"{token} {word.group(1)}"
+        name = word.group(2).casefold() if word else ""
+        # "1.2m" and "5k" are scales; "45 m" is metres and "m3" a unit.
+        if not percent and word and name in _SCALES and (len(name) > 1 or not word.group(1)):
+            scale = _SCALES[name]
+            written = f"{token}{word.group(1)}{word.group(2)}"
         if percent:
             written += "%"
         hedged = bool(_HEDGES.search(spaced[max(0, m.start() - 20) : m.start()]))

@@ -48,6 +48,21 @@ class CitationCheck(BaseModel):
     summary: str = Field(description="The same counts as one line.")
 
 
+class Side(BaseModel):
+    """One value of a disagreement and the sources that give it."""
+
+    value: str = Field(description="The value as its first source writes it.")
+    sources: list[int] = Field(description="The sources (numbers) that give it, copies included.")
+    origins: int = Field(description="Independent origins among them (copies count once).")
+
+
+class DisagreementRef(BaseModel):
+    """Where independent sources give different values for one thing."""
+
+    about: str = Field(description="What the values are of.")
+    sides: list[Side] = Field(description="Each value with its sources.")
+
+
 class RunCost(BaseModel):
     """What the run spent."""
 
@@ -81,6 +96,11 @@ class ResearchResult(BaseModel):
     )
     sources_read: int = Field(description="Sources in the run's ledger (cited or not).")
     citations: CitationCheck
+    disagreements: list[DisagreementRef] = Field(
+        default_factory=list,
+        description="Where independent sources disagree (both sides cited in the report's "
+        "closing section); empty when they agree or nothing was weighed.",
+    )
     cost: RunCost
     thread_id: str = Field(description="The run's thread: its full result, and resumable.")
     full_result: str = Field(description="Where the full result is, and how to read it.")
@@ -147,6 +167,20 @@ def compact(
         ],
         sources_read=len(ledger),
         citations=citation_check(list(values.get("citations") or [])),
+        disagreements=[
+            DisagreementRef(
+                about=str(d["about"])[:MAX_TITLE_CHARS],
+                sides=[
+                    Side(
+                        value=str(s["value"])[:MAX_TITLE_CHARS],
+                        sources=list(s["sources"]),
+                        origins=int(s["origins"]),
+                    )
+                    for s in d["sides"]
+                ],
+            )  # fmt: skip
+            for d in values.get("disagreements") or []
+        ],
         cost=run_cost(list(values.get("usage") or [])),
         thread_id=thread_id,
         full_result=full_result,

@@ -50,8 +50,9 @@ again. The result reports the tokens spent and their estimated cost.
 
 Result (JSON, at most {MAX_RESULT_CHARS} characters): status and reason, the report \
 (shortened when longer; report_uri is the MCP resource with the whole report), the sources it \
-cites (number, title, URL), the citation check's counts, the cost, and thread_id, under which \
-the full result stays available."""
+cites (number, title, URL), the citation check's counts, where independent sources disagree \
+(each value with its sources), the cost, and thread_id, under which the full result stays \
+available."""
 
 TOPIC = (
     "The research question, in any language, self-contained (each call is a new research: "

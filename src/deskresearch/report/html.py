@@ -22,6 +22,7 @@ from deskresearch.grounding.citations import render_references
 from deskresearch.grounding.draft import language_code
 from deskresearch.grounding.ledger import summary_line
 from deskresearch.report.html_claims import markdown_renderer, render_body, unmarked
+from deskresearch.report.html_weighing import copy_note, weighing_html
 from deskresearch.text.clean import inert_label
 from deskresearch.text.plural import plural
 
@@ -41,6 +42,7 @@ OUTCOME_WORDS = {
     "skipped": "Skipped (chunks before any model call, follow-ups not searched)",
     "cached": "Answered from the cache",
     "followup": "Follow-up searches of later rounds, and why",
+    "weighed": "Evidence weighed: copies of one origin, disagreements, changes over time",
     "issued": "Searches sent",
     "used": "Pages used as sources",
 }
@@ -92,6 +94,8 @@ def references_html(sources: Sequence[Mapping[str, Any]]) -> str:
             meta.append(f"published {escape(published)}")
         read = "search snippet only" if s.get("origin") == "snippet" else "read"
         meta.append(f"{read} {escape(str(s.get('date_read') or ''))}".strip())
+        if note := copy_note(s):
+            meta.append(note)
         facts = s.get("facts") or []
         details = ""
         if facts:
@@ -262,6 +266,7 @@ def render_html(result: Mapping[str, Any], *, topic: str, language: str = "en") 
         '<meta name="referrer" content="no-referrer">'
         f'<meta name="generator" content="deskresearch"><title>{escape(topic)}</title>'
         f"<style>{css}</style></head>\n<body>{bar}{question_html(topic)}<main id='report'>{body}"
-        f"{references_html(sources)}{tail}{appendix_html(result, missing)}</main>"
+        f"{weighing_html(result, titles)}{references_html(sources)}{tail}"
+        f"{appendix_html(result, missing)}</main>"
         f"<script>{js}</script></body></html>\n"
     )

@@ -19,6 +19,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from deskresearch.grounding.citations import ids_in
+from deskresearch.report.html_weighing import weight_line
 
 _OPEN, _MID, _CLOSE, _END = "\ue000", "\ue001", "\ue002", "\ue003"
 _MARKERS = re.compile(f"[{_OPEN}{_MID}{_CLOSE}{_END}]")
@@ -154,6 +155,7 @@ def evidence_html(i: int, cite: Mapping[str, Any], titles: Mapping[int, str]) ->
     parts.append(
         f'<span class="why">{escape(decided)}{" — " if reason else ""}{escape(reason)}</span>'
     )
+    parts.append(weight_line(cite))
     original = str(cite.get("original") or "")
     if original and original != cite.get("sentence"):
         parts.append(f'<span class="was">As first written: “{escape(original)}”</span>')
