@@ -76,6 +76,27 @@ def _round(event: dict[str, Any]) -> str:
     return f"{done}; " + (f"{plural(gaps, 'gap')} left open" if gaps else "no gaps left")
 
 
+def _sources(event: dict[str, Any]) -> str:
+    """Sources numbered, and how many independent origins they are when copies were found."""
+    if "sources" not in event:
+        return ""
+    n, origins = int(event["sources"]), int(event.get("origins", event["sources"]))
+    return f"{n} numbered" + (f", {plural(origins, 'independent origin')}" if origins < n else "")
+
+
+def _weighed(event: dict[str, Any]) -> str:
+    """What weighing found: disagreements and changes, or that there was nothing to weigh."""
+    if "pairs" not in event:
+        return ""
+    if not event["pairs"]:
+        return "nothing to weigh"
+    found = [
+        plural(int(event.get("disagreements") or 0), "disagreement"),
+        plural(int(event.get("changes") or 0), "change over time", "changes over time"),
+    ]
+    return f"{plural(int(event['pairs']), 'pair')} compared: " + ", ".join(found)
+
+
 LINES: tuple[Line, ...] = (
     Line("keywords", ("generate_keywords", "keywords_fallback"), False, detail=_listed("keywords")),
     Line("searches", ("search_keyword", "search_query"), one="search"),
@@ -90,9 +111,8 @@ LINES: tuple[Line, ...] = (
     Line("chunks summarised", ("summarise_chunk",), one="chunk summarised"),
     Line("pages merged", ("reduce_page",), notes=(("dropped", "not relevant"),), one="page merged"),
     Line("research rounds", ("reflect",), False, detail=_round),
-    Line(
-        "sources", ("collect_sources",), False, detail=_counted("sources", "numbered", "numbered")
-    ),
+    Line("sources", ("collect_sources",), False, detail=_sources),
+    Line("evidence weighed", ("weigh_evidence",), False, detail=_weighed),
     Line(
         "report outline",
         ("plan_report",),

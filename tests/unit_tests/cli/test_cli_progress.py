@@ -105,3 +105,19 @@ def test_the_judge_s_batches_show_as_one_step_with_the_draft_s_total() -> None:
     one.custom({"stage": "judge_citations", "event": "started", "sentences": 2, "batch": 1,
                 "batches": 1, "pending": 2})  # fmt: skip
     assert one.state[label].detail == "judging 2 sentences"
+
+
+def test_the_panel_says_how_many_origins_the_sources_are_and_what_weighing_found() -> None:
+    t = Tracker()
+    t.custom({"stage": "collect_sources", "event": "finished", "sources": 5, "origins": 3})
+    assert t.state["sources"].detail == "5 numbered, 3 independent origins"
+    t.custom({"stage": "collect_sources", "event": "finished", "sources": 2, "origins": 2})
+    assert t.state["sources"].detail == "2 numbered"
+    t.custom({"stage": "weigh_evidence", "event": "finished", "pairs": 0})
+    assert t.state["evidence weighed"].detail == "nothing to weigh"
+    t.custom({"stage": "weigh_evidence", "event": "finished", "pairs": 3, "disagreements": 1,
+              "changes": 0})  # fmt: skip
+    assert (
+        t.state["evidence weighed"].detail
+        == "3 pairs compared: 1 disagreement, 0 changes over time"
+    )
