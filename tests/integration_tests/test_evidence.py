@@ -95,6 +95,9 @@ async def test_a_disagreement_is_shown_with_both_sides_cited_and_weighed_by_orig
     assert f'href="#ref-{trade["id"]}"' in panel
     mcp = compact(out, thread_id="t", full_result="x")
     assert [sorted(s.value for s in m.sides) for m in mcp.disagreements] == [["230", "260"]]
+    refs = {r.id: r for r in mcp.sources}
+    assert refs[trade["id"]].copy_of == press["id"] and refs[trade["id"]].published
+    assert refs[trade["id"]].origin_group == refs[press["id"]].origin_group
 
 
 async def test_the_newest_figure_is_presented_as_current_and_the_older_dated() -> None:
