@@ -16,6 +16,7 @@ from datetime import date
 from urllib.parse import urlsplit
 
 from deskresearch.records import DomainScope
+from deskresearch.safety.masking import mask_secrets
 from deskresearch.safety.urls import host_problem
 
 MAX_SITE_QUERY_CHARS = 480  # DuckDuckGo cuts queries near 500 characters; beyond, filter after
@@ -48,7 +49,11 @@ def parse_domains(text: str) -> tuple[str, ...]:
 
 def _entry(entry: str) -> str:
     """Check one entry (already stripped and lower-cased); return it in ASCII form."""
-    shown = repr(entry[:80])
+    # Shown in errors, which a served caller's log may keep: no password or token in it.
+    if "://" in entry:
+        shown = repr(mask_secrets(entry)[:80])
+    else:
+        shown = repr(("…@" + entry.rpartition("@")[2] if "@" in entry else entry)[:80])
     if "://" in entry or "/" in entry:
         host = urlsplit(entry if "://" in entry else f"//{entry}").hostname or "who.int"
         raise ValueError(f"{shown} is a URL, not a host: give the host alone ({host})")
@@ -61,7 +66,7 @@ def _entry(entry: str) -> str:
         )
     if ":" in entry or "@" in entry:
         host = entry.rpartition("@")[2].partition(":")[0] or "who.int"
-        raise ValueError(f"{shown} is not a host: give the host alone, with no port ({host})")
+        raise ValueError(f"{shown} is not a host: give the host alone, no port or user ({host})")
     bare = entry.removeprefix(".").removesuffix(".")
     if not bare or (problem := host_problem(bare)):
         why = problem if bare and problem else "no name"
