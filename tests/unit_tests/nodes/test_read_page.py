@@ -6,8 +6,8 @@ from langgraph.errors import NodeError
 from deskresearch.config.context import Context
 from deskresearch.errors import FetchError, OutOfScope
 from deskresearch.nodes.read_page import block_reason, chunk_tokens, read_failed, read_page
-from deskresearch.services.model.tokens import TiktokenCounter
 from deskresearch.records import Extracted
+from deskresearch.services.model.tokens import TiktokenCounter
 from tests.support.fakes import FakeFetcher, PlainExtractor, hit, runtime
 
 pytestmark = pytest.mark.anyio

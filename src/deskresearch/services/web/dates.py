@@ -37,7 +37,7 @@ _AMBIGUOUS = re.compile(r"\b(\d{1,2})/(\d{1,2})/\d{4}\b")  # 03/12/2024: March o
 
 
 def html_date_params() -> dict[str, Any]:
-    """htmldate's settings for trafilatura: the page's own statements, not dates it mentions."""
+    """Return htmldate's settings for trafilatura: what the page states, not dates it mentions."""
     return {
         "extensive_search": False,
         "original_date": True,

@@ -27,7 +27,10 @@ async def loopback(host: str, port: int) -> list[str]:
     return ["127.0.0.1"]
 
 
-def limits(scope: DomainScope = DomainScope(), cache: CachePolicy | None = None) -> FetchLimits:
+NONE = DomainScope()
+
+
+def limits(scope: DomainScope = NONE, cache: CachePolicy | None = None) -> FetchLimits:
     return FetchLimits(timeout_s=5, max_bytes=5_000_000, max_redirects=3,
                        allow_hosts=ALLOW, cache=cache, scope=scope)  # fmt: skip
 
