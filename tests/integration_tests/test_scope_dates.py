@@ -8,6 +8,7 @@ leaky engine would): what keeps the scope is the check after the search and at e
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -158,3 +159,29 @@ async def test_a_scope_that_excludes_every_result_ends_insufficient_naming_the_s
     assert sum(web.fetches.values()) == 0 and summarised(web) == ""
     if engine == "searxng":
         assert {s["query"].endswith(" site:who.int") for s in web.searches} == {True}
+
+
+async def test_corpus_files_are_dated_by_front_matter_or_name_and_ignore_the_domain_scope(
+    tmp_path: Path,
+) -> None:
+    body = " ".join(f"The Kilo lithium recycling plant number {i} recovered {100 + i} tonnes of "
+                    "lithium from used car batteries." for i in range(8))  # fmt: skip
+    (tmp_path / "current.md").write_text(f"---\ndate: 2025-01-15\n---\n# Lithium\n\n{body}\n")
+    (tmp_path / "2019-05-01-old.md").write_text(
+        f"# Lithium, old\n\n{body.replace('Kilo', 'Lima')}\n"
+    )
+    with serve(FakeWeb()) as web:
+        ctx = context_for(web, search="corpus", corpus_dir=str(tmp_path), since="2024-01-01",
+                          include_domains="who.int", **SMALL)  # fmt: skip
+        out = await graph_for(web).ainvoke({"topic": "Lithium recycling"}, context=ctx)
+    assert out["status"] == "ok", out["reason"]
+    assert [(Path(s["url"]).name, s["published"]) for s in out["sources"]] == [
+        ("current.md", "2025-01-15")
+    ]
+    (old,) = lines(out, "out_of_scope").values()
+    assert old == "published 2019-05-01, before since=2024-01-01: dropped before summarising"
+    (note,) = [p for p in out["provenance"] if p["subject"] == "corpus"]
+    assert note["reason"].startswith(
+        "the corpus ignores the domain scope (include_domains=who.int)"
+    )
+    assert "Lima" not in summarised(web)

@@ -118,8 +118,8 @@ async def test_malformed_result_urls_are_dropped_with_a_reason_and_titles_cleane
 
 
 async def test_search_drops_hits_outside_the_scope_whatever_the_engine_returned() -> None:
-    hits = [hit(1), {**hit(2), "url": "https://www.who.int/news/2"},
-            {**hit(3), "url": "https://stats.who.int/3"}]  # fmt: skip
+    hits = [hit(1), hit(2) | {"url": "https://www.who.int/news/2"},
+            hit(3) | {"url": "https://stats.who.int/3"}]  # fmt: skip
     fake = FakeSearch({"q": hits})
     ctx = Context(include_domains="who.int", exclude_domains="stats.who.int")
     task = cast(Any, {"topic": "t", "query": "q", "order": 0, "known_hits": None})
