@@ -10,6 +10,7 @@ DeskResearchError
 │   ├── SearchError    .backend, .query, .reason
 │   └── FetchError     .url, .reason ("timeout", "too_many_redirects", "not_html", "http_404", ...)
 │       └── RefusedURL the network policy refuses the URL (scheme, address, malformed): never a source
+│           └── OutOfScope  the URL or a redirect leaves the run's domain scope (include/exclude_domains)
 └── ModelOutputError   the model answered, but not in the shape we asked for
 
 ``ConfigError`` subclasses ``ValueError`` so callers that validate input can catch it as such.
@@ -139,6 +140,14 @@ class RefusedURL(FetchError):
 
     def __init__(self, url: str, reason: str) -> None:
         super().__init__(url, reason, transient=False)
+
+
+class OutOfScope(RefusedURL):
+    """The URL, or a redirect it leads to, is outside the run's domain scope.
+
+    A host outside ``include_domains`` or under ``exclude_domains``: refused like a URL the
+    network policy refuses (no snippet fallback), and recorded as ``out_of_scope``.
+    """
 
 
 class ModelOutputError(DeskResearchError):

@@ -55,6 +55,7 @@ Outcome = Literal[
     "unverified",  # a fact whose quote is not in the page, or a report sentence its source lacks
     "followup",  # a query a later round searches, and why (the gap, the lead and its fact)
     "weighed",  # evidence weighing: copies grouped, a disagreement found, shown or dropped
+    "out_of_scope",  # outside the user's scope: a domain not included or excluded, or too old
 ]
 
 Status = Literal["ok", "insufficient_evidence"]
@@ -222,6 +223,17 @@ class ModelSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class DomainScope:
+    """The sites a run may read (``include_domains`` / ``exclude_domains``): hosts or suffixes.
+
+    Empty lists: no limit. Entries as ``safety.scope.parse_domains`` returns them.
+    """
+
+    include: tuple[str, ...] = ()  # a host must be one of these or under one
+    exclude: tuple[str, ...] = ()  # a host under one of these is never read
+
+
+@dataclass(frozen=True, kw_only=True)
 class SearchSettings:
     """Which backend to search and where it lives, for one run."""
 
@@ -231,6 +243,8 @@ class SearchSettings:
     searxng_url: str
     timeout_s: float
     cache: CachePolicy | None = None  # None: results are neither looked up nor stored
+    scope: DomainScope = DomainScope()  # engines that can are asked to keep to it
+    since: str = ""  # YYYY-MM-DD: engines that can are asked for pages published since
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -244,6 +258,7 @@ class FetchLimits:
     max_per_host: int = 4  # pages read at once from one host
     allow_hosts: tuple[str, ...] = ()  # hosts/IPs/CIDRs readable although not public
     cache: CachePolicy | None = None  # None: pages are neither looked up nor stored
+    scope: DomainScope = DomainScope()  # the user's domains: every hop must be inside
 
 
 @dataclass(frozen=True, kw_only=True)

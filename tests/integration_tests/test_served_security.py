@@ -173,3 +173,25 @@ async def test_the_studio_form_is_described_grouped_and_marks_locked_settings(
     assert "searx-password" not in shown and SECRET not in shown
     topic = schemas["input_schema"]["properties"]["topic"]
     assert topic.get("examples") and schemas["input_schema"].get("examples")
+
+
+async def test_a_served_caller_may_narrow_the_scope_and_a_bad_date_costs_no_call(
+    server: str, web: FakeWeb
+) -> None:
+    async with get_client(url=server) as client:
+        thread = await client.threads.create()
+        asked = len(web.model.requests)
+        with pytest.raises(Exception) as err:
+            await client.runs.wait(thread["thread_id"], "researcher",
+                                   input={"topic": "EV battery recycling"},
+                                   context={"since": "2025-13-40"})  # fmt: skip
+        assert "since" in str(err.value) and "not a real date" in str(err.value), err.value
+        assert len(web.model.requests) == asked, "refused before any model call"
+        fetched = sum(web.fetches.values())
+        out = await client.runs.wait(
+            thread["thread_id"], "researcher", input={"topic": "EV battery recycling"},
+            context={"include_domains": "who.int", "max_rounds": 1},
+        )  # fmt: skip
+    assert isinstance(out, dict) and out["status"] == "insufficient_evidence"
+    assert "outside the scope you set (include_domains=who.int)" in out["reason"]
+    assert sum(web.fetches.values()) == fetched, "no page outside the scope was read"

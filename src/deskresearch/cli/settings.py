@@ -58,7 +58,17 @@ def read_config(path: str) -> dict[str, Any]:
     return values
 
 
+# A domain flag given empty is a mistake (an unset variable in a script, or "none" spelled as
+# nothing): the default already means every site, so say so rather than run wider than asked.
+_EMPTY_MEANS = {"include_domains": "read every site", "exclude_domains": "exclude none"}
+
+
 def _flag(opt: Option, value: Any) -> Given:
+    if opt.name in _EMPTY_MEANS and not str(value).strip():
+        raise ConfigError(
+            f"{opt.flag} {value!r}: an empty value for a flag that takes domains (who.int,.gov): "
+            f"leave the flag out to {_EMPTY_MEANS[opt.name]}"
+        )
     shown = opt.flag if value is not False else "--no-" + opt.flag[2:]
     return Given(value, f"the flag {shown}", f"change {shown}")
 

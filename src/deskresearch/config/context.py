@@ -25,8 +25,9 @@ from deskresearch.config.fields import ModelFields, PlanFields
 from deskresearch.config.fields_io import CacheFields, PageFields, SearchFields
 from deskresearch.config.providers import split_model
 from deskresearch.errors import ConfigError
-from deskresearch.records import CachePolicy, FetchLimits, ModelSpec, SearchSettings
+from deskresearch.records import CachePolicy, DomainScope, FetchLimits, ModelSpec, SearchSettings
 from deskresearch.safety.masking import mask_secrets
+from deskresearch.safety.scope import parse_domains
 
 if (
     TYPE_CHECKING
@@ -113,6 +114,8 @@ class Context(CacheFields, PageFields, SearchFields, PlanFields, ModelFields):
             searxng_url=self.searxng_url or os.environ.get("SEARXNG_URL", ""),
             timeout_s=self.search_timeout_s,
             cache=self.cache_policy(),
+            scope=self.domain_scope(),
+            since=self.since,
         )
 
     def fetch_limits(self) -> FetchLimits:
@@ -125,6 +128,13 @@ class Context(CacheFields, PageFields, SearchFields, PlanFields, ModelFields):
             max_per_host=self.max_fetches_per_host,
             allow_hosts=tuple(h.strip() for h in self.allow_hosts.split(",") if h.strip()),
             cache=self.cache_policy(),
+            scope=self.domain_scope(),
+        )
+
+    def domain_scope(self) -> DomainScope:
+        """Return the sites this run keeps to (include_domains) and never reads (exclude_domains)."""
+        return DomainScope(
+            include=parse_domains(self.include_domains), exclude=parse_domains(self.exclude_domains)
         )
 
     def public_settings(self) -> dict[str, Any]:
@@ -176,7 +186,8 @@ _PLAIN = {
 def problem(err: Mapping[str, Any]) -> str:
     """Pydantic's words for a bad value, or plainer ones where its own are a regular expression."""
     name = str(err["loc"][0]) if err.get("loc") else "?"
-    return _PLAIN.get((name, str(err.get("type"))), str(err["msg"]))
+    # A validator's own message says it all; pydantic's "Value error, " is a class name's echo.
+    return _PLAIN.get((name, str(err.get("type"))), str(err["msg"]).removeprefix("Value error, "))
 
 
 def validated(values: Mapping[str, Any], *, source: str) -> Context:

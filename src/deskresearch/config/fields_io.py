@@ -5,12 +5,14 @@ See ``deskresearch.config.fields`` for the order ``Context`` puts its groups in.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
 from deskresearch.config.fields import CACHE, DEPLOYMENT, PAGES, SEARCH, SEARCH_CHAIN
+from deskresearch.safety.scope import check_since, covers, parse_domains
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -26,6 +28,32 @@ class SearchFields:
             description="Search backends in the order tried, comma-separated: tavily (TAVILY_API_KEY), duckduckgo (no key), searxng (searxng_url), corpus (corpus_dir). The next is tried when one fails or finds nothing. auto: tavily,duckduckgo with a Tavily key, else duckduckgo.",
         ),
     ] = "auto"
+    include_domains: Annotated[
+        str,
+        Field(
+            title="Only these sites",
+            json_schema_extra=SEARCH,
+            max_length=2000,
+            description="Comma-separated hosts or suffixes the research keeps to (who.int,.gov,europa.eu): a page is read only if its host, and every host it redirects through, is one of them or under one. Searches ask for them where the engine can (Tavily's include_domains, site: for DuckDuckGo and SearxNG); every result is checked after. The corpus ignores it. Empty: every site. A research choice, not the network policy (allow_hosts).",
+        ),
+    ] = ""
+    exclude_domains: Annotated[
+        str,
+        Field(
+            title="Never these sites",
+            json_schema_extra=SEARCH,
+            max_length=2000,
+            description="Comma-separated hosts or suffixes never read (pinterest.com,.example), as include_domains: a result or redirect under one is dropped, recorded in provenance. Empty: none excluded.",
+        ),
+    ] = ""
+    since: Annotated[
+        str,
+        Field(
+            title="Published since (YYYY-MM-DD)",
+            json_schema_extra=SEARCH,
+            description="Keep pages published on or after this date (YYYY-MM-DD): a page dated earlier (its metadata, a dateline, its URL) is dropped before its chunks are summarised; a page with no date is kept and recorded as undated. Tavily is asked for it too (start_date). Empty: no limit.",
+        ),
+    ] = ""
     tavily_base_url: Annotated[
         str,
         Field(
@@ -64,6 +92,30 @@ class SearchFields:
             description="Seconds one search request may take.",
         ),
     ] = 30.0
+
+    @field_validator("since")
+    @classmethod
+    def _since_date(cls, value: str) -> str:
+        """A real date, not after today: a mistyped one would silently filter nothing or all."""
+        return check_since(value, date.today())
+
+    @field_validator("include_domains", "exclude_domains")
+    @classmethod
+    def _domain_list(cls, value: str, info: ValidationInfo) -> str:
+        """Hosts or suffixes only; no included site may lie inside an excluded one."""
+        entries = parse_domains(value)
+        if info.field_name == "exclude_domains":
+            for kept in parse_domains(str(info.data.get("include_domains") or "")):
+                if dropped := next((e for e in entries if covers(e, kept.lstrip("."))), None):
+                    same = dropped.lstrip(".") == kept.lstrip(".")
+                    where = (
+                        "is in include_domains too" if same else f"covers {kept} of include_domains"
+                    )
+                    raise ValueError(
+                        f"{dropped} {where}: nothing there could be read; remove it from one of "
+                        "the two lists"
+                    )
+        return ",".join(entries)
 
 
 @dataclass(kw_only=True, frozen=True)

@@ -6,17 +6,18 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from deskresearch.config.context import Context
+from deskresearch.config.context import Context, resolve
 from deskresearch.errors import budget_reached
 from deskresearch.nodes.chat import answered
 from deskresearch.nodes.plan_queries import search_failures
 from deskresearch.progress import cached_calls_note, emit
 from deskresearch.records import Provenance
+from deskresearch.safety.scope import describe
 from deskresearch.services.storage.claims import PageClaims
 from deskresearch.state import ResearchState
 from deskresearch.text.plural import plural
 
-_DROPPED = ("not_relevant", "blocked", "failed", "duplicate")
+_DROPPED = ("not_relevant", "blocked", "failed", "duplicate", "out_of_scope")
 
 
 def _dropped_pages(state: ResearchState) -> list[Provenance]:
@@ -24,15 +25,30 @@ def _dropped_pages(state: ResearchState) -> list[Provenance]:
     return [p for p in state["provenance"] if "://" in p["subject"] and p["outcome"] in _DROPPED]
 
 
-def reason_of(state: ResearchState) -> str:
-    """Why no report could be written, in one line: what failed, or that nothing was usable."""
+def reason_of(state: ResearchState, scope: str = "") -> str:
+    """Why no report could be written, in one line: what failed, or that nothing was usable.
+
+    ``scope``: the user's scope in words (``safety.scope.describe``), named when it dropped pages.
+    """
     if failures := search_failures(state.get("keyword_hits") or []):
         return f"every search failed ({failures[0]}): check the search engine and the network"
     if budget_reached(state):
         return "the token budget ran out before a page was summarised: raise token_budget"
     pages = _dropped_pages(state)
+    considered = {p["subject"] for p in pages}
+    outside = {p["subject"] for p in pages if p["outcome"] == "out_of_scope"}
+    if outside and outside == considered:
+        return (
+            f"no usable source: every page found ({plural(len(outside), 'page')}) is outside the "
+            f"scope you set ({scope}): widen it, or leave it out"
+        )
+    if outside:
+        return (
+            f"no usable source: {plural(len(considered), 'page')} considered, {len(outside)} "
+            f"outside the scope you set ({scope}), none of the others relevant and readable"
+        )
     return (
-        f"no usable source: {plural(len({p['subject'] for p in pages}), 'page')} considered, "
+        f"no usable source: {plural(len(considered), 'page')} considered, "
         "none relevant and readable"
         if pages
         else "no usable source: no search returned a page"
@@ -87,7 +103,8 @@ async def insufficient_evidence(
     """Write the insufficient-evidence result instead of a report."""
     if claims is not None:
         claims.forget(state.get("run_id", ""))
-    reason = reason_of(state)
+    ctx = resolve(runtime)
+    reason = reason_of(state, describe(ctx.domain_scope(), ctx.since))
     emit(runtime, "insufficient_evidence", "finished", reason=reason)
     return answered({
         **insufficient_result(state, reason),

@@ -2,8 +2,10 @@
 
 A page costs a bounded number of model calls whatever its size: at most ``max_page_chunks`` of
 its chunks are summarised, the ones that share most words with the queries (no model call to
-choose them), and the cut is recorded. A URL the network policy refuses is dropped with its
-reason; it never falls back to its search snippet, so it can never become a source.
+choose them), and the cut is recorded. A URL the network policy refuses, or one outside the
+run's domain scope, is dropped with its reason; it never falls back to its search snippet, so it
+can never become a source. With ``since`` set, a page published earlier is dropped right after
+extraction, before any of its chunks is summarised; an undated one is kept and marked so.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from deskresearch.config.context import Context, resolve
-from deskresearch.errors import FetchError, RefusedURL, ServiceError
+from deskresearch.errors import FetchError, OutOfScope, RefusedURL, ServiceError
 from deskresearch.progress import emit, note
-from deskresearch.records import Extracted, Provenance
+from deskresearch.records import Extracted, Outcome, Provenance
 from deskresearch.safety.injection import clean_line, injection_marker, remove_injections
+from deskresearch.safety.scope import before
 from deskresearch.services.base import ContentExtractor, PageFetcher, TokenCounter
 from deskresearch.services.model.tokens import context_window
 from deskresearch.state import PageDigest, PageTask
@@ -52,6 +55,20 @@ def block_reason(text: str, title: str, min_chars: int) -> str | None:
             return f"blocked page ({m.group(0)!r})"
     if len(text) < min_chars:
         return f"near-empty text ({len(text)} characters, minimum {min_chars})"
+    return None
+
+
+def dating(url: str, published: str, since: str) -> Provenance | None:
+    """With ``since`` set: the line that drops a page published before it, or marks it undated."""
+    if not since:
+        return None
+    if not published:
+        why = (f"undated: the page gives no publication date (metadata, dateline, URL); kept, "
+               f"since={since} cannot apply to it")  # fmt: skip
+        return note("read_page", url, "flagged", why)
+    if before(published, since):
+        why = f"published {published}, before since={since}: dropped before summarising"
+        return note("read_page", url, "out_of_scope", why)
     return None
 
 
@@ -159,7 +176,8 @@ async def read_page(
         read = await _extract(state, ctx, fetcher, extractor)
     except RefusedURL as exc:  # never a source: no snippet fallback
         emit(runtime, "read_page", "rejected", url=url, reason=exc.reason)
-        return {"chunks": [], "provenance": [note("read_page", url, "blocked", exc.reason)]}
+        outcome: Outcome = "out_of_scope" if isinstance(exc, OutOfScope) else "blocked"
+        return {"chunks": [], "provenance": [note("read_page", url, outcome, exc.reason)]}
     except FetchError as exc:
         if exc.transient:
             raise  # the node's RetryPolicy retries; read_failed falls back after the last try
@@ -183,12 +201,16 @@ async def read_page(
             "chunks": [],
             "provenance": [*read.cache_note, note("read_page", url, "blocked", reason)],
         }
+    dated = dating(url, extracted.published, ctx.since)  # before any chunk costs a model call
+    if dated is not None and dated["outcome"] == "out_of_scope":
+        emit(runtime, "read_page", "rejected", url=url, reason=dated["reason"])
+        return {"chunks": [], "provenance": [*read.cache_note, dated]}
     # Sentences that address the model are never facts: they do not reach any prompt. The rest
     # is read as data (the prompts say so), and the reader is told. Off the event loop: a page
     # may be megabytes.
     text, removed = await asyncio.to_thread(remove_injections, extracted.text)
     chunks = await tokens.split(text, max_tokens=chunk_tokens(ctx))
-    provenance: list[Provenance] = list(read.cache_note)
+    provenance: list[Provenance] = [*read.cache_note, *([dated] if dated else [])]
     title, title_flagged = clean_line(extracted.title)
     marker = injection_marker(extracted.text) if removed else None
     if title_flagged:

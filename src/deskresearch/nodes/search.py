@@ -12,29 +12,38 @@ from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
 from deskresearch.nodes.branch_state import KeywordTask, QueryState
 from deskresearch.progress import emit, note
-from deskresearch.records import Provenance, SearchHit, Stage
+from deskresearch.records import DomainScope, Provenance, SearchHit, Stage
 from deskresearch.safety.injection import clean_line
+from deskresearch.safety.scope import describe, outside
 from deskresearch.safety.urls import canonical_url, shown, url_problem
 from deskresearch.services.base import SearchService
 from deskresearch.state import KeywordHits
 from deskresearch.text.plural import plural
 
 
-def checked_hits(hits: list[SearchHit], stage: Stage) -> tuple[list[SearchHit], list[Provenance]]:
-    """Drop hits whose URL is malformed; remove instructions to a model from titles and snippets.
+def checked_hits(
+    hits: list[SearchHit], stage: Stage, scope: DomainScope
+) -> tuple[list[SearchHit], list[Provenance]]:
+    """Drop hits whose URL is malformed or outside the scope; remove instructions to a model.
 
     Search results are written by whoever wrote the pages: a bad URL (``url_problem``: control
     or bidi characters, an empty or overlong host label, a zone id, a port out of range, ...)
     must cost its hit, with the reason, never the run; a title or snippet must not talk to the
-    ranking model. The provenance line shows a dropped URL's invisible characters escaped.
+    ranking model. A hit outside the user's domain scope is dropped here, whatever the engine
+    was asked, so it is never ranked or read. The provenance line shows a dropped URL's
+    invisible characters escaped. Corpus files (read by the backend) have no host to check.
     """
     kept: list[SearchHit] = []
     notes: list[Provenance] = []
     for h in hits:
-        problem = url_problem(h["url"]) if h["raw_content"] is None else None  # corpus: file:
-        if problem:
-            why = f"search result dropped: {problem}"
-            notes.append(note(stage, shown(h["url"]), "blocked", why))
+        web = h["raw_content"] is None
+        if web and (problem := url_problem(h["url"])):
+            notes.append(
+                note(stage, shown(h["url"]), "blocked", f"search result dropped: {problem}")
+            )
+            continue
+        if web and (away := outside(h["url"], scope)):
+            notes.append(note(stage, h["url"], "out_of_scope", f"search result dropped: {away}"))
             continue
         title, bad_title = clean_line(h["title"])
         snippet, bad_snippet = clean_line(h["snippet"])
@@ -69,11 +78,15 @@ async def _search(
         backend=result.backend,
         cached=result.cached,
     )
-    hits, provenance = checked_hits(result.hits, stage)
+    hits, provenance = checked_hits(result.hits, stage, ctx.domain_scope())
     provenance += [
         note(stage, query, "fallback", f"passed over {why}") for why in result.passed_over
     ]
     found = f"{result.backend}: {plural(len(result.hits), 'result')}"
+    # What the engine was asked to keep to (Tavily alone takes a date; the corpus ignores both).
+    asked = describe(ctx.domain_scope(), ctx.since if result.backend == "tavily" else "")
+    if asked and result.backend != "corpus":
+        found += f", asked within {asked}"
     if result.cached:
         provenance.append(note(stage, query, "cached", f"{found}, from today's cache (not sent)"))
     else:

@@ -12,7 +12,9 @@ from langgraph.types import Overwrite
 
 from deskresearch.config.context import Context, resolve
 from deskresearch.nodes.chat import as_question, question_of
-from deskresearch.progress import emit
+from deskresearch.progress import emit, note
+from deskresearch.records import Provenance
+from deskresearch.safety.scope import describe
 from deskresearch.services.base import ChatService, ContentExtractor, SearchService, TokenCounter
 from deskresearch.state import ResearchState
 from deskresearch.text.clean import MAX_TOPIC_CHARS, clean_language, clean_topic
@@ -27,6 +29,16 @@ def check_settings(ctx: Context, llm: ChatService, search: SearchService) -> Non
     if ctx.check_citations:
         llm.check(ctx.judge_spec())
     search.check(ctx.search_settings())
+
+
+def corpus_note(ctx: Context) -> list[Provenance]:
+    """Say once that corpus files are not held to the domain scope, when the chain has them."""
+    scope = ctx.domain_scope()
+    if not (scope.include or scope.exclude) or "corpus" not in ctx.search_settings().backends:
+        return []
+    why = (f"the corpus ignores the domain scope ({describe(scope)}): its files are searched "
+           "and read whatever their names; since still applies to their dates")  # fmt: skip
+    return [note("start_run", "corpus", "flagged", why)]
 
 
 async def start_run(
@@ -93,6 +105,6 @@ async def start_run(
         "sections": Overwrite([]),
         "judged": Overwrite([]),
         "usage": Overwrite([]),
-        "provenance": Overwrite([]),
+        "provenance": Overwrite(corpus_note(ctx)),
         "budget_stopped": Overwrite(False),
     }

@@ -36,6 +36,7 @@ OUTCOME_WORDS = {
     "failed": "Failed for good",
     "blocked": "Blocked pages (captcha, access denied, near-empty)",
     "not_relevant": "Left out as not relevant",
+    "out_of_scope": "Outside the scope you set (domains, since)",
     "duplicate": "Duplicates (read once)",
     "fallback": "Fallbacks used",
     "flagged": "Flagged for caution",

@@ -96,3 +96,37 @@ def test_an_unreadable_config_file_is_named(tmp_path: Path, text: str | None, pr
 def test_every_bad_value_is_reported_at_once() -> None:
     msg = error("--url-per-query", "0", env={"DESKRESEARCH_MAX_KEYWORDS": "x"})
     assert "--url-per-query" in msg and "DESKRESEARCH_MAX_KEYWORDS" in msg
+
+
+def test_a_bad_since_or_domain_list_names_its_origin_and_the_fix(tmp_path: Path) -> None:
+    msg = error("--since", "2025-13-40")
+    assert msg.startswith(
+        "invalid setting: since='2025-13-40' from the flag --since: not a real date"
+    )
+    assert msg.endswith("(change --since)") and "Value error" not in msg
+    assert "from DESKRESEARCH_SINCE in the environment: a date in the future" in error(
+        env={"DESKRESEARCH_SINCE": "2999-01-01"}
+    )
+    config = tmp_path / "research.toml"
+    config.write_text('exclude_domains = "https://who.int/x"\n')
+    msg = error("--config", str(config))
+    assert f"from exclude_domains in {config}: 'https://who.int/x' is a URL, not a host" in msg
+    msg = error("--include-domains", "who.int", "--exclude-domains", ".WHO.int")
+    assert (
+        "exclude_domains='.WHO.int' from the flag --exclude-domains: .who.int is in "
+        "include_domains too" in msg
+    )
+
+
+@pytest.mark.parametrize("flag", ["--include-domains", "--exclude-domains"])
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_domain_flag_is_a_mistake_the_cli_names(flag: str, value: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        settings(flag, value)
+    assert str(info.value).startswith(
+        f"{flag} {value!r}: an empty value for a flag that takes domains"
+    )
+    assert "leave the flag out" in str(info.value)
+    assert settings(env={"DESKRESEARCH_EXCLUDE_DOMAINS": ""})["exclude_domains"] == "", (
+        "empty in the environment or a file means none, as the default"
+    )

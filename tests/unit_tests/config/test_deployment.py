@@ -85,3 +85,16 @@ def test_the_form_shows_the_values_the_server_will_use_masked(
     assert ctx.searxng_url == "" and ctx.tavily_base_url == "http://search.internal:8080"
     with pytest.raises(ValidationError, match="searxng_url"):
         served_context_class(searxng_url="http://bot:***@elsewhere.example/")
+
+
+def test_a_served_caller_may_narrow_the_scope_and_a_bad_one_is_refused_before_any_work() -> None:
+    served = served_context(Deployment())
+    ctx = served(
+        include_domains="who.int,.gov", exclude_domains="stats.who.int", since="2024-01-01"
+    )
+    assert ctx.domain_scope().include == ("who.int", ".gov") and ctx.since == "2024-01-01"
+    for bad, words in (({"since": "2025-13-40"}, "not a real date"),
+                       ({"exclude_domains": "https://bot:pw@evil.example/x"}, "is a URL")):  # fmt: skip
+        with pytest.raises(ValidationError, match=words) as err:
+            served(**bad)  # type: ignore[arg-type]
+        assert "pw@" not in str(err.value), "a credential in the value is not echoed"

@@ -4,8 +4,9 @@ import pytest
 from langgraph.errors import NodeError
 
 from deskresearch.config.context import Context
-from deskresearch.errors import FetchError
+from deskresearch.errors import FetchError, OutOfScope
 from deskresearch.nodes.read_page import block_reason, chunk_tokens, read_failed, read_page
+from deskresearch.records import Extracted
 from deskresearch.services.model.tokens import TiktokenCounter
 from tests.support.fakes import FakeFetcher, PlainExtractor, hit, runtime
 
@@ -143,3 +144,52 @@ async def test_an_ordinary_article_is_not_flagged() -> None:
     fetcher = FakeFetcher({"https://example.org/1": ARTICLE.encode()})
     update = await read(task(), fetcher)
     assert not [p for p in update["provenance"] if p["outcome"] == "flagged"]
+
+
+class Undated(PlainExtractor):
+    async def extract(self, body: bytes | str, *, url: str, content_type: str) -> Extracted | None:
+        page = await super().extract(body, url=url, content_type=content_type)
+        return page and Extracted(text=page.text, title=page.title, published="", site=page.site)
+
+
+async def test_read_page_drops_a_page_published_before_since_before_any_chunk() -> None:
+    """PlainExtractor dates every page 2024-01-01."""
+    fetcher = FakeFetcher({"https://example.org/1": ARTICLE.encode()})
+    update = await read(task(), fetcher, Context(since="2024-06-01"))
+    assert update["chunks"] == [] and "page" not in update, "nothing left to summarise"
+    (line,) = update["provenance"]
+    assert line["outcome"] == "out_of_scope"
+    assert line["reason"] == (
+        "published 2024-01-01, before since=2024-06-01: dropped before summarising"
+    )
+
+
+async def test_read_page_keeps_a_page_on_or_after_since_and_an_undated_one_marked() -> None:
+    fetcher = FakeFetcher({"https://example.org/1": ARTICLE.encode()})
+    kept = await read(task(), fetcher, Context(since="2024-01-01"))
+    assert kept["chunks"] and kept["page"]["published"] == "2024-01-01"
+    assert not [p for p in kept["provenance"] if p["outcome"] in ("out_of_scope", "flagged")]
+    undated = await read_page(task(), runtime(Context(since="2024-01-01")), fetcher=fetcher,
+                              extractor=Undated(), tokens=TiktokenCounter())  # fmt: skip
+    assert undated["chunks"] and undated["page"]["published"] == ""
+    (line,) = [p for p in undated["provenance"] if p["outcome"] == "flagged"]
+    assert line["reason"].startswith("undated: the page gives no publication date")
+    assert "since=2024-01-01" in line["reason"]
+
+
+async def test_read_page_says_nothing_of_dates_without_since() -> None:
+    fetcher = FakeFetcher({"https://example.org/1": ARTICLE.encode()})
+    update = await read_page(task(), runtime(Context()), fetcher=fetcher, extractor=Undated(),
+                             tokens=TiktokenCounter())  # fmt: skip
+    assert update["chunks"] and update["provenance"] == []
+
+
+async def test_read_page_drops_a_url_outside_the_scope_with_no_snippet_fallback() -> None:
+    why = "out of scope: it redirects to https://x.example/: x.example is outside include_domains"
+    fetcher = FakeFetcher({"https://example.org/1": OutOfScope("https://example.org/1", why)})
+    update = await read(task(), fetcher, Context(include_domains="example.org"))
+    assert update["chunks"] == [] and "page" not in update, "the snippet is not used either"
+    assert update["provenance"] == [
+        {"stage": "read_page", "subject": "https://example.org/1", "outcome": "out_of_scope",
+         "reason": why}
+    ]  # fmt: skip

@@ -115,3 +115,34 @@ async def test_malformed_result_urls_are_dropped_with_a_reason_and_titles_cleane
     outcomes = {p["subject"]: p["outcome"] for p in update["provenance"]}
     assert outcomes[bad[0]["url"]] == outcomes[bad[1]["url"]] == "blocked"
     assert outcomes[hit(2)["url"]] == "flagged"
+
+
+async def test_search_drops_hits_outside_the_scope_whatever_the_engine_returned() -> None:
+    hits = [hit(1), hit(2) | {"url": "https://www.who.int/news/2"},
+            hit(3) | {"url": "https://stats.who.int/3"}]  # fmt: skip
+    fake = FakeSearch({"q": hits})
+    ctx = Context(include_domains="who.int", exclude_domains="stats.who.int")
+    task = cast(Any, {"topic": "t", "query": "q", "order": 0, "known_hits": None})
+    update = await search_query(task, runtime(ctx), search=SearchRouter({}, fallback=fake))
+    assert [h["url"] for h in update["hits"]] == ["https://www.who.int/news/2"]
+    dropped = {p["subject"]: p["reason"] for p in update["provenance"]
+               if p["outcome"] == "out_of_scope"}  # fmt: skip
+    assert dropped == {
+        "https://example.org/1": "search result dropped: example.org is outside include_domains "
+        "(who.int)",
+        "https://stats.who.int/3": "search result dropped: stats.who.int is excluded "
+        "(exclude_domains: stats.who.int)",
+    }
+    (issued,) = [p for p in update["provenance"] if p["outcome"] == "issued"]
+    assert "asked within include_domains=who.int; exclude_domains=stats.who.int" in issued["reason"]
+
+
+async def test_search_keeps_corpus_files_whatever_the_scope() -> None:
+    corpus = hit(4, raw="Lithium notes", ctype="text/plain") | {"url": "file:///c/notes.txt"}
+    fake = FakeSearch({"k": [corpus]})
+    ctx = Context(include_domains="who.int")
+    update = await search_keyword(
+        {"keyword": "k"}, runtime(ctx), search=SearchRouter({}, fallback=fake)
+    )
+    assert update["keyword_hits"][0]["hits"] == [corpus]
+    assert not [p for p in update["provenance"] if p["outcome"] == "out_of_scope"]

@@ -135,3 +135,15 @@ def test_only_the_newest_human_message_can_be_a_question() -> None:
     assert new_question(older, asked="h2") is None
     assert new_question(older, asked="h1") == older[1]
     assert new_question([AIMessage("hello", id="a0")], asked="") is None
+
+
+async def test_start_run_says_once_that_the_corpus_ignores_the_domain_scope(tmp_path: Any) -> None:
+    scoped = Context(search="tavily,corpus", corpus_dir=str(tmp_path), include_domains=".gov")
+    update = await start({"topic": "t"}, runtime(scoped), ScriptedChat())
+    (line,) = update["provenance"].value
+    assert line["outcome"] == "flagged" and line["subject"] == "corpus"
+    assert line["reason"].startswith("the corpus ignores the domain scope (include_domains=.gov)")
+    for quiet in (Context(search="tavily", include_domains=".gov"),
+                  Context(search="corpus", corpus_dir=str(tmp_path))):  # fmt: skip
+        update = await start({"topic": "t"}, runtime(quiet), ScriptedChat())
+        assert update["provenance"].value == []

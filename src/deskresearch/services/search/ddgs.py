@@ -14,6 +14,7 @@ from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
 from deskresearch.errors import SearchError
 from deskresearch.records import SearchHit, SearchSettings
+from deskresearch.safety.scope import site_query
 from deskresearch.services.search.router import web_hits
 
 
@@ -43,9 +44,10 @@ class DuckDuckGoSearch:
     async def search(
         self, query: str, *, max_results: int, settings: SearchSettings
     ) -> list[SearchHit]:
-        """Return DuckDuckGo's results for ``query`` as SearchHits."""
+        """Return DuckDuckGo's results for ``query`` (narrowed by site: operators) as SearchHits."""
         try:
-            rows = await asyncio.to_thread(self._text, query, max_results, settings.timeout_s)
+            asked = site_query(query, settings.scope)
+            rows = await asyncio.to_thread(self._text, asked, max_results, settings.timeout_s)
         except RatelimitException as exc:
             raise SearchError(self.name, query, f"rate limited: {exc}", transient=True) from exc
         except TimeoutException as exc:

@@ -9,6 +9,7 @@ import httpx
 from deskresearch.errors import SearchError
 from deskresearch.records import SearchHit, SearchSettings
 from deskresearch.safety.masking import mask_secrets
+from deskresearch.safety.scope import site_query
 from deskresearch.services.search.checks import check_backend
 from deskresearch.services.search.router import web_hits
 from deskresearch.services.web.tls import tls_context
@@ -33,10 +34,10 @@ class SearxngSearch:
     async def search(
         self, query: str, *, max_results: int, settings: SearchSettings
     ) -> list[SearchHit]:
-        """Return the instance's results for ``query`` as SearchHits."""
+        """Return the instance's results for ``query`` (narrowed by site: operators) as SearchHits."""
         self.check(settings)
         url = settings.searxng_url.rstrip("/") + "/search"
-        params = {"q": query, "format": "json"}
+        params = {"q": site_query(query, settings.scope), "format": "json"}
         try:
             async with httpx.AsyncClient(
                 transport=self._transport, timeout=settings.timeout_s, verify=tls_context()

@@ -11,6 +11,7 @@ from tavily import errors as tavily_errors
 
 from deskresearch.errors import ConfigError, SearchError
 from deskresearch.records import SearchHit, SearchSettings
+from deskresearch.safety.scope import engine_domains
 from deskresearch.services.search.checks import check_backend
 from deskresearch.services.search.router import web_hits
 
@@ -55,10 +56,20 @@ class TavilySearch:
     async def search(
         self, query: str, *, max_results: int, settings: SearchSettings
     ) -> list[SearchHit]:
-        """Return Tavily's results for ``query``, translated into SearchHits."""
+        """Return Tavily's results for ``query``, translated into SearchHits.
+
+        The run's domain scope and ``since`` go as Tavily's own parameters (None: not sent).
+        """
         client = self._client(settings.tavily_base_url)
         try:
-            data = await client.search(query, max_results=max_results, timeout=settings.timeout_s)
+            data = await client.search(
+                query,
+                max_results=max_results,
+                timeout=settings.timeout_s,
+                include_domains=engine_domains(settings.scope.include),
+                exclude_domains=engine_domains(settings.scope.exclude),
+                start_date=settings.since or None,
+            )
         except tavily_errors.InvalidAPIKeyError as exc:
             raise ConfigError(f"Tavily rejected the API key: check TAVILY_API_KEY ({exc})") from exc
         except tavily_errors.MissingAPIKeyError as exc:

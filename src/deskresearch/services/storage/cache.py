@@ -1,8 +1,9 @@
 """The persistent cache as three service wrappers: model answers, searches, pages.
 
 A re-run of the same research costs no model tokens and no fetches: answers are kept by
-(endpoint, model, method, schema, messages), searches by (query, backend chain, day), pages by
-canonical URL (with every URL they came through, for the network policy of later runs). A page
+(endpoint, model, method, schema, messages), searches by (query, backend chain, scope, day), pages
+by canonical URL (with every URL they came through, for the network policy and the domain scope
+of later runs). A page
 is used unasked for ``page_ttl_s``, then revalidated with a conditional GET (ETag /
 Last-Modified). Each wrapper sits outside the limiter, so a hit takes no slot, no
 retry and no budget; it is reported as ``cached_calls`` in usage and ``cached`` in provenance.
@@ -21,7 +22,7 @@ from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
-from deskresearch.errors import FetchError, RefusedURL
+from deskresearch.errors import FetchError, OutOfScope, RefusedURL
 from deskresearch.records import (
     FetchedPage,
     FetchLimits,
@@ -31,6 +32,7 @@ from deskresearch.records import (
     Usage,
     Validators,
 )
+from deskresearch.safety.scope import outside
 from deskresearch.safety.urls import canonical_url
 from deskresearch.services.base import (
     ChatCall,
@@ -48,9 +50,14 @@ T = TypeVar("T")
 
 
 def search_key(query: str, settings: SearchSettings, max_results: int, day: str) -> str:
-    """Key a search by everything that changes its hits: the chain, every backend's place."""
+    """Key a search by everything that changes its hits: the chain, each backend's place, scope.
+
+    The scope and ``since`` are asked of the engines, so an unscoped answer must not serve a
+    scoped search (nor the reverse).
+    """
     places = (settings.tavily_base_url, settings.searxng_url, settings.corpus_dir)
-    return digest("search", query, settings.backends, places, max_results, day)
+    scope = (settings.scope.include, settings.scope.exclude, settings.since)
+    return digest("search", query, settings.backends, places, max_results, day, scope)
 
 
 def hit_usage(stage: Stage, model: str) -> Usage:
@@ -135,11 +142,12 @@ class CachedSearch:
 class CachedFetcher:
     """A PageFetcher that serves fresh cached pages and revalidates stale ones.
 
-    The network policy comes first: a cached copy is used (served, remembered as a failure, or
-    revalidated with its validators) only if this run's policy admits every URL it came
-    through, the first one and each redirect (a page kept by a run that allowed an intranet
-    host, directly or behind a redirect, is not served to a run that does not). A copy whose
-    chain a policy refuses is asked of the server again, where that run's policy decides. A copy
+    The network policy and the run's domain scope come first: a cached copy is used (served,
+    remembered as a failure, or revalidated with its validators) only if this run's policy and
+    scope admit every URL it came through, the first one and each redirect (a page kept by a
+    run that allowed an intranet host, or a host this run excludes, directly or behind a
+    redirect, is not served to a run that does not). A copy whose chain a policy or scope
+    refuses is asked of the server again, where that run's checks decide. A copy
     kept without its chain (by a version before chains were recorded) is never used: where it
     came from is unknown. Pages that failed for good (404, not a page, redirect loops) are
     remembered for the same TTL; transient failures (timeouts, 5xx) and policy refusals (which
@@ -190,18 +198,22 @@ class CachedFetcher:
 
 
 async def _admitted(url: str, entry: Entry, limits: FetchLimits) -> Entry | None:
-    """The entry, if this run's policy admits every URL of its chain; else None (ask again).
+    """The entry, if this run's policy and scope admit every URL of its chain; else None (ask again).
 
     Raises:
-        RefusedURL: the policy refuses ``url`` itself (as the live fetch would).
+        RefusedURL: the policy or the scope refuses ``url`` itself (as the live fetch would).
     """
     chain = entry.meta.get("chain")
     if not isinstance(chain, list) or not chain:
         return None  # kept without its chain: which hosts it came through is unknown
+    if why := outside(url, limits.scope):
+        raise OutOfScope(url, f"out of scope: {why}")
     await check_target(url, limits.allow_hosts)
     for hop in dict.fromkeys(str(h) for h in chain):
         if hop == url:  # just checked
             continue
+        if outside(hop, limits.scope):
+            return None  # the live fetch refuses that hop before asking for it
         try:
             await check_target(hop, limits.allow_hosts)
         except FetchError:  # refused, or not resolvable now: the server is asked again

@@ -1,5 +1,8 @@
 """ContentExtractor over trafilatura: main content as markdown, metadata from the same parse.
 
+Every page gets its publication date here (``dates``): the metadata, else a dateline at the
+head of its text, else its URL, as YYYY-MM-DD ("" when the page states none).
+
 Extraction is CPU work (~65 ms a page here), so it runs in the worker pool (services.workers).
 trafilatura (with lxml, numpy and its date and language helpers) and pypdf are imported by the
 workers, not by the process that only hands them pages: that would delay a CLI run's start.
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 from deskresearch.errors import FetchError
 from deskresearch.records import Extracted
+from deskresearch.services.web.dates import html_date_params, text_date
 from deskresearch.services.workers import (
     WorkerCrashed,
     WorkerPool,
@@ -66,14 +70,14 @@ def extract_sync(body: bytes | str, *, url: str, content_type: str) -> Extracted
         found = pdf_text(data)
         if not found:
             return None
-        return Extracted(
-            text=found[1], title=found[0], published="", site="", language=detect_language(found[1])
-        )
+        return Extracted(text=found[1], title=found[0], published=text_date(found[1], url),
+                         site="", language=detect_language(found[1]))  # fmt: skip
     if not content_type.startswith(_HTML_TYPES):
         text = _decode(body).strip()
         if not text:
             return None
-        return Extracted(text=text, title="", published="", site="", language=detect_language(text))
+        return Extracted(text=text, title="", published=text_date(text, url), site="",
+                         language=detect_language(text))  # fmt: skip
     doc = trafilatura.extract_with_metadata(
         body,
         url=url,
@@ -81,6 +85,7 @@ def extract_sync(body: bytes | str, *, url: str, content_type: str) -> Extracted
         include_comments=False,
         include_tables=True,
         include_formatting=True,
+        date_extraction_params=html_date_params(),
     )
     if doc is None or not doc.text:
         return None
@@ -90,7 +95,7 @@ def extract_sync(body: bytes | str, *, url: str, content_type: str) -> Extracted
     return Extracted(
         text=text,
         title=(doc.title or "").strip(),
-        published=(doc.date or "").strip(),
+        published=(doc.date or "").strip() or text_date(text, url),
         site=(doc.sitename or doc.hostname or "").strip(),
         language=detect_language(text),
     )

@@ -24,9 +24,11 @@ from urllib.parse import urljoin
 import httpcore
 import httpx
 
-from deskresearch.errors import FetchError, RefusedURL
+from deskresearch.errors import FetchError, OutOfScope, RefusedURL
 from deskresearch.records import FetchedPage, FetchLimits, Validators
 from deskresearch.safety.masking import mask_secrets
+from deskresearch.safety.scope import outside
+from deskresearch.safety.urls import shown
 from deskresearch.services.web.netpolicy import (
     PolicyRefused,
     PolicyTransport,
@@ -134,7 +136,8 @@ class HttpFetcher:
         Raises:
             FetchError: with reason timeout, too_many_redirects, http_<code>, not_html, network.
             RefusedURL: blocked by the network policy (a non-http(s) scheme, a malformed URL, or
-                a host that is not public: netpolicy), for the first URL or any redirect.
+                a host that is not public: netpolicy), or outside the run's domain scope
+                (``limits.scope``), for the first URL or any redirect.
         """
         hops: list[str] = []  # every URL requested, for the page's (or the failure's) chain
         try:
@@ -160,6 +163,10 @@ class HttpFetcher:
         current = url
         client = self.client_for(limits.allow_hosts)
         for _ in range(limits.max_redirects + 1):
+            # The user's domain scope, before anything is asked of the hop's host.
+            if why := outside(current, limits.scope):
+                hop = f"it redirects to {shown(current)}: " if hops else ""
+                raise OutOfScope(url, f"out of scope: {hop}{why}")
             hops.append(current)
             # The first URL and every redirect: what needs no DNS here, the addresses when the
             # connection is made (or here, before a proxy resolves the name itself).

@@ -1,11 +1,13 @@
 """DuckDuckGo (ddgs) and SearxNG through their real clients on loopback, and the fallback chain."""
 
+import dataclasses
+
 import pytest
 from ddgs.engines.duckduckgo import Duckduckgo
 
 from deskresearch.config.context import Context, search_chain
 from deskresearch.errors import ConfigError, SearchError
-from deskresearch.records import SearchSettings
+from deskresearch.records import DomainScope, SearchSettings
 from deskresearch.services.search.ddgs import DuckDuckGoSearch
 from deskresearch.services.search.router import SearchRouter
 from deskresearch.services.search.searxng import SearxngSearch
@@ -154,3 +156,32 @@ def test_unknown_name_in_router_is_a_config_error() -> None:
 
 def test_context_default_is_auto() -> None:
     assert Context.__dataclass_fields__["search"].default == "auto"
+
+
+def scoped(web: FakeWeb, chain: str) -> SearchSettings:
+    scope = DomainScope(include=("who.int", ".gov"), exclude=("stats.who.int",))
+    return dataclasses.replace(settings(web, chain), scope=scope, since="2024-01-01")
+
+
+async def test_tavily_is_asked_for_the_scope_with_its_own_parameters(web: FakeWeb) -> None:
+    await router_without_ddg().search("lithium", max_results=4, settings=scoped(web, "tavily"))
+    sent = web.searches[-1]
+    assert sent["query"] == "lithium", "no operators in a Tavily query"
+    assert sent["include_domains"] == ["who.int", "gov"]
+    assert sent["exclude_domains"] == ["stats.who.int"] and sent["start_date"] == "2024-01-01"
+    await router_without_ddg().search("lithium", max_results=4, settings=settings(web))
+    assert not {"include_domains", "exclude_domains", "start_date"} & set(web.searches[-1])
+
+
+async def test_duckduckgo_and_searxng_get_site_operators(
+    web: FakeWeb, ddg: DuckDuckGoSearch
+) -> None:
+    expected = "lithium (site:who.int OR site:gov) -site:stats.who.int"
+    await ddg.search("lithium", max_results=4, settings=scoped(web, "duckduckgo"))
+    assert web.searches[-1] == {"query": expected, "max_results": 10, "engine": "duckduckgo"}
+    await SearxngSearch().search("lithium", max_results=4, settings=scoped(web, "searxng"))
+    assert web.searches[-1] == {"query": expected, "max_results": 10, "engine": "searxng"}
+
+
+def router_without_ddg() -> SearchRouter:
+    return SearchRouter({"tavily": TavilySearch(environ={"TAVILY_API_KEY": "tvly-test"})})
