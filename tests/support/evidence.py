@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.loopback import Entry, FakeWeb, default_catalogue
+from tests.support.loopback import FakeWeb, written_web
 
 CASES_FILE = Path(__file__).parents[2] / "bench" / "evidence_cases.json"
 
@@ -64,13 +64,7 @@ def load_cases() -> list[Case]:
 
 def evidence_web(cases: list[Case], **kw: Any) -> FakeWeb:
     """A loopback web serving the cases' pages among the fixture pages, searched by content."""
-    web = FakeWeb(content_search=True, **kw)
-    web.catalogue = [e for e in default_catalogue() if e.path.startswith("/pages/")]
-    for c in cases:
-        for page in c.pages:
-            web.written[page.path] = page.html(c.language)
-            web.catalogue.append(Entry(page.path, page.title, page.paragraphs[0]))
-    return web
+    return written_web(cases, **kw)
 
 
 def _path(url: str) -> str:

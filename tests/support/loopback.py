@@ -12,11 +12,11 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from tests.support.chaos import draw, pick
@@ -62,6 +62,54 @@ class Entry:
     title: str
     snippet: str
     url: str = ""  # the result's URL as given, verbatim (a hostile one); "": from path
+
+
+class WrittenPage(Protocol):
+    """A page written for a test or a benchmark case (read-only: cases are frozen)."""
+
+    @property
+    def path(self) -> str:
+        """Where it is served."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """Its title (the search result's too)."""
+        ...
+
+    @property
+    def paragraphs(self) -> list[str]:
+        """Its text; the first is the search result's snippet."""
+        ...
+
+    def html(self, language: str) -> bytes:
+        """The page as served."""
+        ...
+
+
+class WrittenCase(Protocol):
+    """A case with its written pages, in one language."""
+
+    @property
+    def language(self) -> str:
+        """The pages' language."""
+        ...
+
+    @property
+    def pages(self) -> Sequence[WrittenPage]:
+        """Its pages."""
+        ...
+
+
+def written_web(cases: Sequence[WrittenCase], **kw: Any) -> FakeWeb:
+    """A loopback web serving the cases' pages among the fixture pages, searched by content."""
+    web = FakeWeb(content_search=True, **kw)
+    web.catalogue = [e for e in default_catalogue() if e.path.startswith("/pages/")]
+    for c in cases:
+        for page in c.pages:
+            web.written[page.path] = page.html(c.language)
+            web.catalogue.append(Entry(page.path, page.title, page.paragraphs[0]))
+    return web
 
 
 def default_catalogue() -> list[Entry]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.fake_reflect import words
-from tests.support.loopback import Entry, FakeWeb, default_catalogue
+from tests.support.loopback import FakeWeb, written_web
 
 CASES_FILE = Path(__file__).parents[2] / "bench" / "multihop_cases.json"
 
@@ -71,13 +71,7 @@ def case(case_id: str) -> Case:
 
 def hop_web(cases: list[Case], **kw: Any) -> FakeWeb:
     """A loopback web serving the cases' pages among the fixture pages, searched by content."""
-    web = FakeWeb(content_search=True, **kw)
-    web.catalogue = [e for e in default_catalogue() if e.path.startswith("/pages/")]
-    for c in cases:
-        for page in c.pages:
-            web.written[page.path] = page.html(c.language)
-            web.catalogue.append(Entry(page.path, page.title, page.paragraphs[0]))
-    return web
+    return written_web(cases, **kw)
 
 
 def overlap(c: Case) -> dict[str, set[str]]:
