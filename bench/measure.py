@@ -45,9 +45,10 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
     ranking and reading is a dependency); the calls after the pages wait for every query.
 
     Every model call of any other step (the outline, the report, judging and repairing its
-    citations) comes after all pages and is counted as one serial chain, except two steps that
-    make their calls at the same time and so count as their slowest one: the report's sections,
-    and the judge's batches (``Judgements``, one call per batch of pending sentences). A step
+    citations) comes after all pages and is counted as one serial chain, except steps that make
+    their calls at the same time and so count as their slowest one: the report's sections, the
+    judge's batches (``Judgements``, one call per batch of pending sentences), and the outline
+    beside the weighing call (``Outline``, ``Comparisons``). A step
     that makes other calls in parallel must be given its own term here, or the bound comes
     out too high.
     """
@@ -55,8 +56,10 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
     after = [c for c in model if c.key not in _BEFORE_REPORT]
     sections = [c.seconds for c in after if _SECTION.search(_user_text(c.body))]
     judged = [c.seconds for c in after if c.key == "Judgements"]
-    tail = sum(c.seconds for c in after) - sum(sections) - sum(judged)
-    tail += max(sections, default=0.0) + max(judged, default=0.0)
+    outline = sum(c.seconds for c in after if c.key == "Outline")
+    weighed = sum(c.seconds for c in after if c.key == "Comparisons")  # beside the outline
+    tail = sum(c.seconds for c in after) - sum(sections) - sum(judged) - outline - weighed
+    tail += max(sections, default=0.0) + max(judged, default=0.0) + max(outline, weighed)
 
     searches = [c for c in log if c.kind == "search"]
     per_query: dict[str, float] = defaultdict(float)
