@@ -19,6 +19,7 @@ from typing_extensions import TypedDict
 from deskresearch.records import (
     Citation,
     Decider,
+    Dispute,
     Fact,
     Provenance,
     RoundQuery,
@@ -119,7 +120,14 @@ class SectionDraft(TypedDict):
 
 
 CheckStatus = Literal[
-    "supported", "re-cited", "pending", "unsupported", "rewritten", "removed", "unchecked"
+    "supported",
+    "re-cited",
+    "pending",
+    "unsupported",
+    "disputed",  # code's check of the evidence contradicts the judge: repair_report asks again
+    "rewritten",
+    "removed",
+    "unchecked",
 ]
 
 
@@ -138,6 +146,7 @@ class SentenceCheck(TypedDict):
     reason: str
     candidates: list[int]  # uncited sources worth showing the judge
     replacement: str  # rewritten: the new sentence
+    dispute: NotRequired[Dispute | None]  # the judge's verdict, when code disputed it
 
 
 # ---- the graph's schemas ------------------------------------------------------------------
