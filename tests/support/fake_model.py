@@ -107,6 +107,9 @@ class FakeModel:
     injected: Counter[str] = field(default_factory=Counter)  # faults served, by kind
     judge_error_rate: float = 0.0  # share of judged sentences answered wrongly (misjudge.py)
     judge_seed: int = 0  # which sentences err: fixed per sentence and prompt (misjudge.py)
+    # tests: the judge's prompt gives a sentence containing a key this verdict, whatever the draw
+    judge_says: dict[str, str] = field(default_factory=dict)
+    misjudge_rewrite_on: tuple[str, ...] = ()  # the rewrite call's second look errs on these
     misjudged: list[dict[str, Any]] = field(default_factory=list)  # the wrong answers given
     answered: list[tuple[str, int]] = field(default_factory=list)  # (stage, tokens) per answer
     _asked: Counter[str] = field(default_factory=Counter)  # how often each request came
@@ -211,12 +214,13 @@ class FakeModel:
             return outline(list(first_claims(block.group(1) if block else "")))
         if stage == "Judgements":
             verdicts = judge(user)
-            if self.judge_error_rate:
+            if self.judge_error_rate or self.judge_says:
                 asked = {int(n): (s, {int(c) for c in cites.split(",")})
                          for n, s, cites in _JUDGED.findall(user)}  # fmt: skip
                 verdicts, wrong = misjudge(verdicts, asked, evidence_in(user),
                                            rate=self.judge_error_rate, seed=self.judge_seed,
-                                           prompt=stage, nearest=nearest_quote)  # fmt: skip
+                                           prompt=stage, nearest=nearest_quote,
+                                           says=self.judge_says)  # fmt: skip
                 with self._lock:
                     self.misjudged += wrong
             return {"judgements": verdicts}
@@ -226,7 +230,8 @@ class FakeModel:
                 self.misjudged += wrong
             return {"checks": checks}
         if stage == "Fixes":
-            fixes, wrong = fix(user, rate=self.judge_error_rate, seed=self.judge_seed)
+            fixes, wrong = fix(user, rate=self.judge_error_rate, seed=self.judge_seed,
+                               always=self.misjudge_rewrite_on)  # fmt: skip
             with self._lock:
                 self.misjudged += wrong
             return {"fixes": fixes}
@@ -443,7 +448,7 @@ _IDS = re.compile(r"\[(\d+)\]")
 
 
 def fix(
-    user: str, *, rate: float = 0.0, seed: int = 0
+    user: str, *, rate: float = 0.0, seed: int = 0, always: Sequence[str] = ()
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A rewrite that restates each flagged sentence as the best-matching fact of the sources.
 
@@ -465,7 +470,7 @@ def fix(
         mine = {s: f for s, f in evidence.items() if s in cited}
         held, kid, kquote = backing(_words(sentence), mine)
         keep = held >= 0.5
-        if errs(seed, "Fixes", sentence, rate):
+        if errs(seed, "Fixes", sentence, rate, always):
             keep = not keep
             if keep:
                 kid, kquote = nearest_quote(sentence, mine)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from tests.support.chaos import draw
@@ -28,8 +29,13 @@ _MARKERS = re.compile(r"\s*\[[\d,; ]+\]")
 Nearest = Callable[[str, Mapping[int, Sequence[tuple[str, str]]]], tuple[int, str]]
 
 
-def errs(seed: int, prompt: str, sentence: str, rate: float) -> bool:
-    """Whether the judge answers ``sentence`` wrongly when asked by ``prompt`` (fixed)."""
+def errs(seed: int, prompt: str, sentence: str, rate: float, always: Sequence[str] = ()) -> bool:
+    """Whether the judge answers ``sentence`` wrongly when asked by ``prompt`` (fixed).
+
+    A sentence containing one of ``always`` is answered wrongly whatever the draw (tests).
+    """
+    if any(part in sentence for part in always):
+        return True
     return rate > 0 and draw(seed, prompt, " ".join(sentence.split())) < rate
 
 
@@ -42,22 +48,26 @@ def misjudge(
     seed: int,
     prompt: str,
     nearest: Nearest,
+    says: Mapping[str, str] = MappingProxyType({}),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Return the verdicts with the erring sentences' answers turned round, and the wrong ones.
 
     ``sentences`` maps a sentence number to (text, cited ids); ``evidence`` lists each shown
     source's (claim, quote) pairs; ``nearest(sentence, evidence)`` gives the source and quote
-    sharing most words with a sentence.
+    sharing most words with a sentence. ``says`` (tests) maps part of a sentence to the verdict
+    the judge gives it whatever the draw ("supported" or "unsupported", as above).
     """
     out: list[dict[str, Any]] = []
     wrong: list[dict[str, Any]] = []
     for v in verdicts:
         n = int(v["sentence"])
-        if n not in sentences or not errs(seed, prompt, sentences[n][0], rate):
+        text, cited = sentences.get(n, ("", set()))
+        told = next((verdict for part, verdict in says.items() if part in text), None)
+        if n not in sentences or (told is None and not errs(seed, prompt, text, rate)):
             out.append(v)
             continue
-        text, cited = sentences[n]
-        if v["verdict"] == "supported":
+        stated = told == "supported" if told else v["verdict"] != "supported"  # turned round
+        if not stated:
             kind, answer = FALSE_UNSUPPORTED, {"sentence": n, "verdict": "unsupported",
                                                "source": None, "quote": ""}  # fmt: skip
         else:

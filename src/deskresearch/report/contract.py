@@ -20,7 +20,8 @@ from deskresearch.config.pricing import estimate
 from deskresearch.records import ModelSpec, StageClock, Usage
 from deskresearch.safety.masking import mask_secrets
 
-SCHEMA_VERSION = "1.2"  # 1.1: budget_stopped; 1.2: reason, rounds, a source's round
+# 1.1: budget_stopped; 1.2: reason, rounds, a source's round; 1.3: a citation's dispute
+SCHEMA_VERSION = "1.3"
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 RESULT_KEYS = ("status", "reason", "report", "sources", "queries", "usage", "provenance")
 ROUNDS_KEY = "rounds"
