@@ -139,7 +139,7 @@ async def test_what_only_the_judge_model_upholds_goes_to_the_report_model_claim_
     assert route_after_repair(after) == "recheck_citations"
     llm = ScriptedChat({"recheck_citations": [ClaimChecks(checks=[
         ClaimCheck(sentence=1, claim=1, stated=True)])]})  # fmt: skip
-    done = {**after, **(await recheck_citations(after, runtime(), llm=llm))}
+    done: Any = {**after, **(await recheck_citations(after, runtime(), llm=llm))}
     [(stage, messages)] = llm.calls
     prompt = str(messages[1].content)
     assert stage == "recheck_citations"

@@ -13,7 +13,7 @@ from deskresearch.cli.output import report_texts, write_files
 from deskresearch.config.context import Context
 from deskresearch.grounding.citations import render_references
 from deskresearch.nodes.finish_report import appendix
-from deskresearch.records import Citation, Source
+from deskresearch.records import Citation, Dispute, Opinion, Source
 from deskresearch.report.html import render_html, split_report
 
 
@@ -225,17 +225,11 @@ def test_every_cited_sentence_is_one_element_with_its_verdict_and_evidence() -> 
 
 def test_an_overruled_verdict_shows_on_its_evidence_card() -> None:
     found = "the facts of [1] carry it (<b>5</b> of 6 words)"
-    dispute = {
-        "judge": "unsupported",
-        "judge_source": None,
-        "judge_quote": "",
-        "found": found,
-        "settled_by": "asked_again",
-        "overruled": True,
-        "asked_again": [{"stage": "repair_report", "model": "judge", "answer": "stated"}],
-    }
+    dispute = Dispute(judge="unsupported", judge_source=None, judge_quote="", found=found,
+                      settled_by="asked_again", overruled=True,
+                      asked_again=[Opinion(stage="repair_report", model="judge", answer="stated")])  # fmt: skip
     citations = [Citation(**{**CITATIONS[0], "decided_by": "model", "dispute": dispute}),
-                 *CITATIONS[1:]]  # type: ignore[typeddict-item]  # fmt: skip
+                 *CITATIONS[1:]]  # fmt: skip
     html = render_html(result_for(SOURCES, citations), topic="t")
     page = Page(html)
     card = " ".join(page.text_in["ev-0"].split())
