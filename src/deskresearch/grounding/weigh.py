@@ -146,16 +146,15 @@ def doubt(sentence: str, cites: Sequence[int], source: int, ledger: Mapping[int,
     sources for theirs; an uncited one (another source) would stand for the whole sentence.
     A claim with too few content words to tell is not held against the verdict.
     """
-    for text, on in _claims(sentence, cites, source):
+    claims = _claims(sentence, cites, source)
+    for text, on in claims:
         found = carried(text, [ledger[i] for i in on if i in ledger])
         share = found.pair if len(on) > 1 else found.best  # a claim citing two joins two facts
         if found.words >= MIN_CONTENT_WORDS and share < DOUBT:
             held = round(share * found.words)
-            where = ", ".join(f"[{i}]" for i in on)
-            return (
-                f"no fact of {where} carries “{text}”: {held} of its {found.words} content "
-                "words at best"
-            )
+            which = f"its {found.words}" if len(claims) == 1 else f"the {found.words}"
+            of = "" if len(claims) == 1 else f" of “{text}”"
+            return f"no fact of {_ids(on)} holds more than {held} of {which} content words{of}"
     return ""
 
 
@@ -164,10 +163,10 @@ def _ids(ids: Sequence[int]) -> str:
 
 
 def _carries(found: Carried, cites: Sequence[int]) -> str:
-    held = round(found.pair * found.words)
+    share = int(found.pair * 100)  # of the claim carried least
     return (
-        f"the facts of {_ids(cites)} carry it ({held} of the {found.words} content words of "
-        f"“{found.claim}” at least, every figure in their quotes)"
+        f"the facts of {_ids(cites)} carry it ({share}% of each claim's content words at "
+        "least, and every figure)"
     )
 
 

@@ -184,11 +184,12 @@ def evidence_html(i: int, cite: Mapping[str, Any], titles: Mapping[int, str]) ->
             where = f'source: <a href="#ref-{qsrc}">[{qsrc}] {escape(titles[qsrc])}</a>'
         parts.append(f"<q>{escape(quote)}</q>{where}")
     decided = DECIDED_WORDS.get(str(cite.get("decided_by") or "none"), "")
-    reason = str(cite.get("reason") or "")
+    dispute = cite.get("dispute")
+    # A disputed verdict's story is told once, by its own line below.
+    reason = "" if isinstance(dispute, Mapping) else str(cite.get("reason") or "")
     parts.append(
         f'<span class="why">{escape(decided)}{" — " if reason else ""}{escape(reason)}</span>'
     )
-    dispute = cite.get("dispute")
     overruled = isinstance(dispute, Mapping) and bool(dispute.get("overruled"))
     if isinstance(dispute, Mapping):
         parts.append(dispute_html(dispute))

@@ -68,7 +68,7 @@ def test_the_cited_facts_plainly_carry_a_translation_but_not_a_changed_figure() 
 
 
 def test_a_source_whose_facts_hold_too_little_of_a_claim_is_doubted() -> None:
-    assert "no fact of [1] carries" in doubt(WRONG_SOURCE, [1], 1, LEDGER)
+    assert "no fact of [1] holds" in doubt(WRONG_SOURCE, [1], 1, LEDGER)
     assert doubt(WRONG_SOURCE, [1], 2, LEDGER) == "", "moved to source 2, which carries it"
     assert doubt(TRANSLATED, [3], 3, LEDGER) == ""
     assert doubt(COMBINED, [1, 2], 1, LEDGER) == "", "each claim held by the source it cites"
@@ -100,7 +100,7 @@ def test_a_false_unsupported_on_a_sentence_its_quote_carries_is_disputed_not_rem
 
 def test_a_supported_whose_source_does_not_carry_the_sentence_is_disputed() -> None:
     out = _weigh(WRONG_SOURCE, [1], "supported", 1, LEAD.quotes[0])
-    assert out["status"] == "disputed" and "no fact of [1] carries" in out["dispute"]["found"]
+    assert out["status"] == "disputed" and "no fact of [1] holds" in out["dispute"]["found"]
 
 
 def test_a_verdict_the_facts_bear_out_is_taken_as_it_stands() -> None:
