@@ -182,13 +182,10 @@ async def repair_report(
             if i in disputed:
                 out[i] = second_look(checks[i], fix, allowed, ledger, language=language,
                                      row=i in rows)  # fmt: skip
-            elif fix is not None and not fix.keep:
+            elif fix is not None:  # "keep" is not an answer here: the facts agree it is not stated
                 out[i] = confirmed(checks[i], fix, allowed, ledger, language=language)
             else:
-                why = "its verdict is not disputed: it is rewritten or removed, not kept"
-                out[i] = _removed(
-                    checks[i], why if fix else answer.problem or "the rewrite left it out"
-                )
+                out[i] = _removed(checks[i], answer.problem or "the rewrite left it out")
     emit(runtime, "repair_report", "finished",
          rewritten=sum(c["status"] == "rewritten" for c in out),
          removed=sum(c["status"] == "removed" for c in out))  # fmt: skip

@@ -5,16 +5,9 @@ from typing import Any
 from deskresearch.grounding.citations import claims_of
 from deskresearch.grounding.lexical import Evidence
 from deskresearch.grounding.weigh import closest_facts, doubt, plainly_carried, weighed
-from deskresearch.state import SentenceCheck
+from tests.unit_tests.grounding.test_lexical import GERMAN, LEAD
+from tests.unit_tests.nodes.test_check_citations import pending
 
-LEAD = Evidence(
-    id=1,
-    text="Lead-acid batteries are the most recycled consumer product. About 99 percent of "
-    "their lead is recovered and used again in new batteries.",
-    quotes=("About 99 percent of their lead is recovered and used again in new batteries",),
-    claims=("About 99 percent of the lead in lead-acid batteries is recovered.",),
-    language="en",
-)
 HYDRO = Evidence(
     id=2,
     text="Hydrometallurgy recovers cobalt and nickel from the black mass. It needs acids.",
@@ -22,13 +15,7 @@ HYDRO = Evidence(
     claims=("Hydrometallurgy recovers cobalt and nickel from black mass.",),
     language="en",
 )
-RATE = Evidence(
-    id=3,
-    text="Rund 5 Prozent der Lithium-Ionen-Akkus werden heute recycelt, sagt das Amt.",
-    quotes=("Rund 5 Prozent der Lithium-Ionen-Akkus werden heute recycelt",),
-    claims=("About 5 percent of lithium-ion batteries are recycled today.",),
-    language="de",
-)
+RATE = GERMAN  # "Rund 5 Prozent ...", claimed in English
 LEDGER = {1: LEAD, 2: HYDRO, 3: RATE}
 
 TRANSLATED = "Only about 5 percent of lithium-ion batteries are recycled today [3]."
@@ -38,13 +25,6 @@ COMBINED = (
     "About 99 percent of the lead is recovered [1], while hydrometallurgy recovers cobalt "
     "and nickel from black mass [2]."
 )
-
-
-def pending(sentence: str, cites: list[int]) -> SentenceCheck:
-    return SentenceCheck(unit=0, index=0, sentence=sentence, cites=cites, section="",
-                         status="pending", source=None, quote="", decided_by="none",
-                         reason="another language than its source", candidates=[],
-                         replacement="")  # fmt: skip
 
 
 def test_a_sentence_is_split_into_the_claims_its_markers_close() -> None:
