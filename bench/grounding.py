@@ -128,14 +128,14 @@ def outcomes(report: Report, run: Run) -> list[Outcome]:
 
 
 async def _bench(
-    reports: list[Report], error_rate: float, seed: int, settings: dict[str, Any]
+    reports: list[Report], error_rate: float, seed: int, alike: bool, settings: dict[str, Any]
 ) -> tuple[list[Run], list[Any], float]:
     sys.path.insert(0, str(ROOT))
     from langgraph.checkpoint.memory import InMemorySaver
 
     from tests.support.runs import context_for, graph_for
 
-    model = {"judge_error_rate": error_rate, "judge_seed": seed}
+    model = {"judge_error_rate": error_rate, "judge_seed": seed, "errs_alike": alike}
     with web_process(LATENCY, model=model) as (web, _):
         graph = graph_for(web, checkpointer=InMemorySaver())
         context = context_for(web, **settings)
@@ -153,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
                         "directions, fixed per sentence and prompt (tests/support/misjudge.py)")  # fmt: skip
     parser.add_argument("--judge-seed", type=int, default=0, metavar="N",
                         help="which sentences the erring judge gets wrong (default 0)")  # fmt: skip
+    parser.add_argument("--errs-alike", action="store_true",
+                        help="every prompt (the judge's, the rewrite's, the third look's) "
+                        "misjudges the same sentences: the worst case for asking again")  # fmt: skip
     parser.add_argument(
         "--judge-batch",
         type=int,
@@ -169,11 +172,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no report named {args.report}")
     settings = {"judge_batch": args.judge_batch} if args.judge_batch else {}
     runs, misjudged, model_s = asyncio.run(
-        _bench(reports, args.judge_error_rate, args.judge_seed, settings)
+        _bench(reports, args.judge_error_rate, args.judge_seed, args.errs_alike, settings)
     )
     results = [o for r, run in zip(reports, runs, strict=True) for o in outcomes(r, run)]
     print_results(results, runs, misjudged, error_rate=args.judge_error_rate,
-                  model_s=model_s / len(runs))  # fmt: skip
+                  model_s=model_s / len(runs), alike=args.errs_alike)  # fmt: skip
     return 0
 
 

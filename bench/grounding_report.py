@@ -143,13 +143,13 @@ def summary_table(results: Sequence[Outcome], runs: Sequence[Run], model_s: floa
 
 
 def misses(results: Sequence[Outcome]) -> list[str]:
-    """Every fault not caught and every correct sentence changed, with the check's reason."""
+    """Every fault not caught, every correct sentence changed or left unchecked, and why."""
     lines = []
     for o in results:
         missed = o.label.fault and o.verdict not in CHANGED
         flagged = not o.label.fault and o.verdict != "supported"
         if missed or flagged:
-            what = "MISSED" if missed else "FLAGGED"
+            what = "MISSED" if missed else "LEFT UNCHECKED" if o.kept else "FLAGGED"
             lines.append(
                 f"- {what} [{o.label.report}, {o.label.kind}"
                 f"{', other language' if o.label.cross else ''}] {o.label.text}\n"
@@ -213,13 +213,16 @@ def print_results(
     *,
     error_rate: float,
     model_s: float,
+    alike: bool = False,
 ) -> None:
     """Print every table (markdown) and the list of misses."""
     paths = Counter(" → ".join(r.path) for r in runs)
     print(f"# Grounding benchmark: {len(results)} labelled cited sentences, {len(runs)} reports\n")
+    erring = (f", answering wrongly for {error_rate:.0%} of the sentences it judges, in both "
+              "directions, " + ("the same sentences whatever the prompt" if alike else
+                                "drawn anew for each prompt built differently")) if error_rate else ""  # fmt: skip
     print("Judge and rewrite: the fake model's word-overlap heuristics (a deterministic stand-in, "
-          "not an oracle)" + (f", answering wrongly for {error_rate:.0%} of the sentences "
-                              "it judges" if error_rate else "") + ".\n")  # fmt: skip
+          f"not an oracle){erring}.\n")  # fmt: skip
     print("\n".join(category_table(results)), end="\n\n")
     print("\n".join(summary_table(results, runs, model_s)), end="\n\n")
     print("Nodes run after the injected draft:")
@@ -231,5 +234,5 @@ def print_results(
         print(f"The judge's wrong answers ({len(misjudged)}):\n")
         print("\n".join(misjudged_table(results, misjudged)), end="\n\n")
     wrong = misses(results)
-    print(f"Faults missed and correct sentences flagged ({len(wrong)}):")
+    print(f"Faults missed, correct sentences changed or left unchecked ({len(wrong)}):")
     print("\n".join(wrong) if wrong else "- none")

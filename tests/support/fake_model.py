@@ -21,7 +21,13 @@ import httpx
 from deskresearch.services.model.llm import OpenAIChat
 from tests.support.chaos import draw, pick
 from tests.support.fake_reflect import reflect
-from tests.support.misjudge import FALSE_SUPPORTED, FALSE_UNSUPPORTED, errs, misjudge
+from tests.support.misjudge import (
+    ERRS_ALIKE,
+    FALSE_SUPPORTED,
+    FALSE_UNSUPPORTED,
+    errs,
+    misjudge,
+)
 
 OFFTOPIC_MARKER = "OFFTOPIC-MARKER"
 REPORT = "report"
@@ -110,6 +116,7 @@ class FakeModel:
     # tests: the judge's prompt gives a sentence containing a key this verdict, whatever the draw
     judge_says: dict[str, str] = field(default_factory=dict)
     misjudge_rewrite_on: tuple[str, ...] = ()  # the rewrite call's second look errs on these
+    errs_alike: bool = False  # every prompt misjudges the same sentences (misjudge.ERRS_ALIKE)
     misjudged: list[dict[str, Any]] = field(default_factory=list)  # the wrong answers given
     answered: list[tuple[str, int]] = field(default_factory=list)  # (stage, tokens) per answer
     _asked: Counter[str] = field(default_factory=Counter)  # how often each request came
@@ -175,6 +182,10 @@ class FakeModel:
             return reply
         return self._completion(body, AGENT_TOOL, {"topic": user.strip()})
 
+    def _error_key(self, stage: str) -> str:
+        """What a judging prompt's errors are drawn from: its own name, or one for all."""
+        return ERRS_ALIKE if self.errs_alike else stage
+
     def _answer(self, stage: str, user: str, fault: Fault) -> Any:
         if fault == "malformed":
             return "this is {not json"
@@ -220,18 +231,20 @@ class FakeModel:
                 verdicts, wrong = misjudge(verdicts, asked, evidence_in(user),
                                            rate=self.judge_error_rate, seed=self.judge_seed,
                                            prompt=stage, nearest=nearest_quote,
+                                           key=self._error_key(stage),
                                            says=self.judge_says)  # fmt: skip
                 with self._lock:
                     self.misjudged += wrong
             return {"judgements": verdicts}
         if stage == "ClaimChecks":
-            checks, wrong = claim_checks(user, rate=self.judge_error_rate, seed=self.judge_seed)
+            checks, wrong = claim_checks(user, rate=self.judge_error_rate, seed=self.judge_seed,
+                                         key=self._error_key(stage))  # fmt: skip
             with self._lock:
                 self.misjudged += wrong
             return {"checks": checks}
         if stage == "Fixes":
             fixes, wrong = fix(user, rate=self.judge_error_rate, seed=self.judge_seed,
-                               always=self.misjudge_rewrite_on)  # fmt: skip
+                               always=self.misjudge_rewrite_on, key=self._error_key(stage))  # fmt: skip
             with self._lock:
                 self.misjudged += wrong
             return {"fixes": fixes}
@@ -448,7 +461,12 @@ _IDS = re.compile(r"\[(\d+)\]")
 
 
 def fix(
-    user: str, *, rate: float = 0.0, seed: int = 0, always: Sequence[str] = ()
+    user: str,
+    *,
+    rate: float = 0.0,
+    seed: int = 0,
+    always: Sequence[str] = (),
+    key: str = "Fixes",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A rewrite that restates each flagged sentence as the best-matching fact of the sources.
 
@@ -470,7 +488,7 @@ def fix(
         mine = {s: f for s, f in evidence.items() if s in cited}
         held, kid, kquote = backing(_words(sentence), mine)
         keep = held >= 0.5
-        if errs(seed, "Fixes", sentence, rate, always):
+        if errs(seed, key, sentence, rate, always):
             keep = not keep
             if keep:
                 kid, kquote = nearest_quote(sentence, mine)
@@ -489,7 +507,7 @@ _CLAIM_LINE = re.compile(r"^(S|  C)(\d+): (.*)$|^    \[(\d+)\] quote: \"(.*)\" â
 
 
 def claim_checks(
-    user: str, *, rate: float = 0.0, seed: int = 0
+    user: str, *, rate: float = 0.0, seed: int = 0, key: str = "ClaimChecks"
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """recheck_citations' answer: a claim is stated when its passages hold half its words.
 
@@ -511,7 +529,7 @@ def claim_checks(
     out, wrong = [], []
     for n, sentence, claims in sentences:
         said = {k: backing(_words(claim), passages)[0] >= 0.5 for k, claim, passages in claims}
-        if errs(seed, "ClaimChecks", sentence, rate):
+        if errs(seed, key, sentence, rate):
             stated = not all(said.values())
             said = dict.fromkeys(said, stated)
             wrong.append({"text": sentence, "prompt": "ClaimChecks", "sentence": n,

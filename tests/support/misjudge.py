@@ -10,7 +10,8 @@ Which sentences err is fixed per sentence and per prompt: a draw from the seed, 
 prompt's answer schema and the sentence's text. A model at temperature 0 that misjudges a
 sentence misjudges it again when asked the same way, whatever else is in the batch or however
 often it is asked; a prompt built differently (another schema) draws again, as a different
-question to such a model may or may not be answered right.
+question to such a model may or may not be answered right. ``ERRS_ALIKE`` as the draw's key
+for every prompt is the worst case: whatever the question, the same sentences are misjudged.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from tests.support.chaos import draw
 
+ERRS_ALIKE = "every prompt"  # a draw key shared by all prompts: they err on the same sentences
 FALSE_UNSUPPORTED = "false unsupported"
 FALSE_SUPPORTED = "false supported"
 _MARKERS = re.compile(r"\s*\[[\d,; ]+\]")
@@ -49,13 +51,16 @@ def misjudge(
     prompt: str,
     nearest: Nearest,
     says: Mapping[str, str] = MappingProxyType({}),
+    key: str = "",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Return the verdicts with the erring sentences' answers turned round, and the wrong ones.
 
     ``sentences`` maps a sentence number to (text, cited ids); ``evidence`` lists each shown
     source's (claim, quote) pairs; ``nearest(sentence, evidence)`` gives the source and quote
     sharing most words with a sentence. ``says`` (tests) maps part of a sentence to the verdict
-    the judge gives it whatever the draw ("supported" or "unsupported", as above).
+    the judge gives it whatever the draw ("supported" or "unsupported", as above). ``key``
+    replaces ``prompt`` in the draw: one key for every prompt makes them err on the same
+    sentences (the benchmark's worst case).
     """
     out: list[dict[str, Any]] = []
     wrong: list[dict[str, Any]] = []
@@ -63,7 +68,7 @@ def misjudge(
         n = int(v["sentence"])
         text, cited = sentences.get(n, ("", set()))
         told = next((verdict for part, verdict in says.items() if part in text), None)
-        if n not in sentences or (told is None and not errs(seed, prompt, text, rate)):
+        if n not in sentences or (told is None and not errs(seed, key or prompt, text, rate)):
             out.append(v)
             continue
         stated = told == "supported" if told else v["verdict"] != "supported"  # turned round
