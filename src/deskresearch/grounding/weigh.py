@@ -15,8 +15,12 @@ or against a verdict; they never prove a paraphrase on their own (a claim is a m
   most of its content words in at most two facts of the sources it cites, and every figure of it
   in those facts' quotes.
 
-A doubted verdict is not taken as it stands: repair_report asks again, with a prompt built
-differently, and the two answers and code's finding settle it (docs/grounding.md).
+A doubted verdict is *disputed*, not taken as it stands: repair_report asks again, with a
+prompt built differently, and when that answer sides with the judge against the facts,
+recheck_citations asks the report model once (docs/grounding.md, "How a verdict is weighed").
+What code finds for certain (a quote not in the source, a figure not in the quote) overrules
+the judge by itself, as before: unless the cited facts plainly carry the sentence, then it too
+is disputed (the judge's verdict may be right where its quote is not).
 """
 
 from __future__ import annotations

@@ -193,7 +193,10 @@ async def repair_report(
 
 
 def repair_failed(state: ResearchState, error: NodeError) -> Command[Any]:
-    """The rewrite call failed for good: the unsupported sentences are removed."""
+    """The rewrite call failed for good: the unsupported sentences are removed.
+
+    The disputed ones, never removed on the judge's word alone, stay in the report, unchecked.
+    """
     if not isinstance(error.error, ServiceError):
         raise error.error
     why = f"the rewrite call failed ({error.error})"
