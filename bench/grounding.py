@@ -23,13 +23,14 @@ import time
 from collections import Counter
 from typing import Any
 
-from bench.grounding_data import ROOT, Outcome, Report, Run, load_reports
+from bench.grounding_data import ROOT, Labelled, Outcome, Report, Run, load_reports
 from bench.grounding_report import print_results
 from bench.web import web_process
+from deskresearch.grounding.citations import without_citations
 
 LATENCY = {"call_s": 0.3, "per_out_token_s": 0.003}
 CHECK_NODES = ("check_citations", "judge_citations", "settle_citations", "repair_report",
-               "finish_report")  # fmt: skip
+               "recheck_citations", "finish_report")  # fmt: skip
 
 
 def _values(report: Report) -> dict[str, Any]:
@@ -76,6 +77,28 @@ async def run_report(graph: Any, report: Report, context: Any) -> Run:
     return Run(report.name, tuple(path), wall, dict(calls), tokens, list(out["citations"]))
 
 
+def _norm(text: str) -> str:
+    return " ".join(without_citations(text).casefold().rstrip(" .").split())
+
+
+def backed(label: Labelled, c: dict[str, Any], report: Report) -> bool | None:
+    """Whether the sentence as the report now has it is stated by the page(s) it now cites.
+
+    The labels say it for a sentence left as written (a correct one with its sources, a
+    wrong-source fault moved to its true source); a rewrite is backed when it is the claim of
+    a fact of the source it cites (the claims are hand-written from their quotes).
+    """
+    if c["verdict"] == "removed":
+        return None
+    if c["verdict"] == "rewritten":
+        claims = {_norm(f["claim"]) for s in report.sources if s["id"] in c["sources"]
+                  for f in s["facts"]}  # fmt: skip
+        return _norm(c["sentence"]) in claims
+    if c["verdict"] == "re-cited":
+        return label.kind == "wrong-source" and tuple(c["sources"]) == (label.true,)
+    return not label.fault
+
+
 def outcomes(report: Report, run: Run) -> list[Outcome]:
     """Match each labelled sentence to its entry in the result's ``citations``."""
     by_text = {" ".join(c["original"].split()): c for c in run.citations}
@@ -97,20 +120,22 @@ def outcomes(report: Report, run: Run) -> list[Outcome]:
                 tuple(c["sources"]),
                 c["reason"],
                 c["sentence"],
+                backed(label, c, report),
+                c.get("dispute"),
             )  # fmt: skip
         )
     return found
 
 
 async def _bench(
-    reports: list[Report], error_rate: float, settings: dict[str, Any]
+    reports: list[Report], error_rate: float, seed: int, alike: bool, settings: dict[str, Any]
 ) -> tuple[list[Run], list[Any], float]:
     sys.path.insert(0, str(ROOT))
     from langgraph.checkpoint.memory import InMemorySaver
 
     from tests.support.runs import context_for, graph_for
 
-    model = {"judge_error_rate": error_rate}
+    model = {"judge_error_rate": error_rate, "judge_seed": seed, "errs_alike": alike}
     with web_process(LATENCY, model=model) as (web, _):
         graph = graph_for(web, checkpointer=InMemorySaver())
         context = context_for(web, **settings)
@@ -124,8 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.grounding", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--judge-error-rate", type=float, default=0.0, metavar="SHARE",
-                        help="share of judged sentences the fake judge answers wrongly "
-                        "(a made-up quote, or another source with its real quote)")  # fmt: skip
+                        help="share of judged sentences the fake judge answers wrongly, in both "
+                        "directions, fixed per sentence and prompt (tests/support/misjudge.py)")  # fmt: skip
+    parser.add_argument("--judge-seed", type=int, default=0, metavar="N",
+                        help="which sentences the erring judge gets wrong (default 0)")  # fmt: skip
+    parser.add_argument("--errs-alike", action="store_true",
+                        help="every prompt (the judge's, the rewrite's, the third look's) "
+                        "misjudges the same sentences: the worst case for asking again")  # fmt: skip
     parser.add_argument(
         "--judge-batch",
         type=int,
@@ -141,10 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     if not reports:
         parser.error(f"no report named {args.report}")
     settings = {"judge_batch": args.judge_batch} if args.judge_batch else {}
-    runs, misjudged, model_s = asyncio.run(_bench(reports, args.judge_error_rate, settings))
+    runs, misjudged, model_s = asyncio.run(
+        _bench(reports, args.judge_error_rate, args.judge_seed, args.errs_alike, settings)
+    )
     results = [o for r, run in zip(reports, runs, strict=True) for o in outcomes(r, run)]
     print_results(results, runs, misjudged, error_rate=args.judge_error_rate,
-                  model_s=model_s / len(runs))  # fmt: skip
+                  model_s=model_s / len(runs), alike=args.errs_alike)  # fmt: skip
     return 0
 
 

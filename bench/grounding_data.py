@@ -195,3 +195,15 @@ class Outcome:
     sources: tuple[int, ...]
     reason: str
     sentence: str  # as the report has it now
+    backed: bool | None  # whether the page it now cites states it (None: removed)
+    dispute: dict[str, Any] | None = None  # the judge's verdict code disputed, and the outcome
+
+    @property
+    def kept(self) -> bool:
+        """A correct sentence left as written, citing its true source(s), as checked or not."""
+        return (
+            not self.label.fault
+            and self.verdict in ("supported", "unchecked")
+            and self.sources == self.label.cites
+            and " ".join(self.sentence.split()) == " ".join(self.label.text.split())
+        )

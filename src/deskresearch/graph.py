@@ -11,7 +11,8 @@
                                  | write_report ⟲ (single mode; sections' fallback; uncited: once)
         (no source: insufficient_evidence)
       → check_citations → judge_citations* (undecided sentences, in batches) → settle_citations
-      → repair_report (unsupported ones) → finish_report
+      → repair_report (unsupported ones; verdicts the facts dispute: asked again)
+      → recheck_citations (a verdict only the judge model's two answers keep) → finish_report
 
 ``*`` marks a Send fan-out. A query's pages are read as soon as its own ranking is done (each
 canonical URL once per run: the first branch to claim it reads it); with review_plan on, pages
@@ -200,9 +201,14 @@ def route_after_report(
 
 
 def route_after_settle(state: ResearchState) -> Literal["repair_report", "finish_report"]:
-    """Unsupported sentences get one rewrite; otherwise the report is done."""
-    unsupported = any(c["status"] == "unsupported" for c in state["checks"])
-    return "repair_report" if unsupported else "finish_report"
+    """Unsupported sentences get one rewrite, disputed verdicts a second look (the same call)."""
+    flagged = any(c["status"] in ("unsupported", "disputed") for c in state["checks"])
+    return "repair_report" if flagged else "finish_report"
+
+
+def route_after_repair(state: ResearchState) -> Literal["recheck_citations", "finish_report"]:
+    """A disputed verdict that only the judge model's two answers keep gets a third look."""
+    return "recheck_citations" if nodes.needs_recheck(state) else "finish_report"
 
 
 def route_after_check(
@@ -302,6 +308,8 @@ def build_graph(
     g.add_node("settle_citations", nodes.settle_citations)  # the join: verdicts → checks
     g.add_node("repair_report", partial(nodes.repair_report, llm=svc.llm), retry_policy=TRANSIENT,
                error_handler=nodes.repair_failed)  # a failed rewrite: → removed
+    g.add_node("recheck_citations", partial(nodes.recheck_citations, llm=svc.llm), retry_policy=TRANSIENT,
+               error_handler=nodes.recheck_failed)  # a failed third look: the two answers stand
     g.add_node("finish_report", partial(nodes.finish_report, claims=svc.claims))
     g.add_node("insufficient_evidence", partial(nodes.insufficient_evidence, claims=svc.claims))
 
@@ -331,7 +339,8 @@ def build_graph(
                             ["judge_citations", "repair_report", "finish_report"])
     g.add_edge("judge_citations", "settle_citations")
     g.add_conditional_edges("settle_citations", route_after_settle, ["repair_report", "finish_report"])
-    g.add_edge("repair_report", "finish_report")
+    g.add_conditional_edges("repair_report", route_after_repair, ["recheck_citations", "finish_report"])
+    g.add_edge("recheck_citations", "finish_report")
     g.add_edge("finish_report", END)
     g.add_edge("insufficient_evidence", END)
     # fmt: on

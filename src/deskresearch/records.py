@@ -36,6 +36,7 @@ Stage = Literal[
     "check_citations",
     "judge_citations",
     "repair_report",
+    "recheck_citations",
     "finish_report",
     "insufficient_evidence",
 ]
@@ -100,6 +101,30 @@ class Fact(TypedDict):
 
 Verdict = Literal["supported", "re-cited", "rewritten", "removed", "unchecked"]
 Decider = Literal["lexical", "model", "none"]
+JudgeVerdict = Literal["supported", "other_source", "unsupported"]  # as the judge answers
+Settled = Literal["code", "asked_again", "unsettled"]
+
+
+class Opinion(TypedDict):
+    """The answer of a prompt built differently from the judge's, about a disputed verdict."""
+
+    stage: Stage  # the step that asked: repair_report (the judge model), recheck_citations
+    model: Literal["judge", "report"]  # the model role that answered
+    answer: Literal["stated", "not stated"]  # whether the sources it cites state the sentence
+
+
+class Dispute(TypedDict):
+    """A judge's verdict that code's check of the evidence contradicted, and how it was settled."""
+
+    judge: JudgeVerdict  # what the judge answered
+    judge_source: int | None  # the source it named
+    judge_quote: str  # the words it quoted ("" when none)
+    found: str  # what code found against the verdict
+    asked_again: list[Opinion]  # the differently built prompts asked since, in order
+    # code: its finding is certain (a quote not in the source, a figure not in it); asked_again:
+    # two of the judge, the facts and the answers since agree; unsettled: left unchecked
+    settled_by: Settled
+    overruled: bool  # the report went with the opposite of the judge's verdict
 
 
 class Citation(TypedDict):
@@ -118,6 +143,7 @@ class Citation(TypedDict):
     # origins among the sources it cites (copies of one text count once), and their dates.
     origins: NotRequired[int]
     published: NotRequired[list[str]]  # each cited source's publication date ("" undated)
+    dispute: NotRequired[Dispute | None]  # since 1.3: the judge's verdict, when code disputed it
 
 
 class Source(TypedDict):

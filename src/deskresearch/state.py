@@ -21,6 +21,7 @@ from deskresearch.records import (
     Citation,
     Decider,
     Disagreement,
+    Dispute,
     Fact,
     Provenance,
     RoundQuery,
@@ -121,7 +122,14 @@ class SectionDraft(TypedDict):
 
 
 CheckStatus = Literal[
-    "supported", "re-cited", "pending", "unsupported", "rewritten", "removed", "unchecked"
+    "supported",
+    "re-cited",
+    "pending",
+    "unsupported",
+    "disputed",  # code's check of the evidence contradicts the judge: repair_report asks again
+    "rewritten",
+    "removed",
+    "unchecked",
 ]
 
 
@@ -140,6 +148,7 @@ class SentenceCheck(TypedDict):
     reason: str
     candidates: list[int]  # uncited sources worth showing the judge
     replacement: str  # rewritten: the new sentence
+    dispute: NotRequired[Dispute | None]  # the judge's verdict, when code disputed it
 
 
 # ---- the graph's schemas ------------------------------------------------------------------
@@ -286,7 +295,9 @@ class ResearchState(ResearchInput, ResearchOutput):
     pages: Annotated[list[PageDigest], operator.add]  # nodes/summarise.py (reduce_page)
     report_attempts: int  # nodes/write_report.py
     report_cited: bool  # nodes/write_report.py
-    disputes: list[Disagreement]  # nodes/weigh_evidence.py: found, before the citation check
+    disagreements_found: list[
+        Disagreement
+    ]  # nodes/weigh_evidence.py: found, before the citation check
     outline: ReportOutline | None  # nodes/plan_report.py (None: single mode, or no usable outline)
     sections: Annotated[list[SectionDraft], operator.add]  # nodes/write_sections.py
     # nodes/write_report.py, nodes/write_sections.py (assemble_report): the report body,

@@ -1,8 +1,9 @@
 """The HTML report in a real headless browser (Debian's chromium), written by the CLI process.
 
 One offline run (`deskresearch ... --format md+html`) against the loopback web, its report
-planted with an invented sentence the citation check removes; then the page is loaded over
-file:// and used as a reader would: links followed, sentences clicked, evidence read, printed.
+planted with an invented sentence the citation check removes, and its judge wrong both ways on
+two sentences (the check overrules it); then the page is loaded over file:// and used as a
+reader would: links followed, sentences clicked, evidence read, printed.
 A screenshot is kept in ``test-artifacts/`` (ignored by git).
 """
 
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.skipif(not browser.available(), reason=browser.MISSING)
 ROOT = Path(__file__).parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 TOPIC = "EV battery recycling"
+OVERRULED = "Die Ökobilanz von Elektroautos"  # its source states it; the judge will say not
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +39,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
     out = tmp_path_factory.mktemp("report")
     with serve() as web:
         web.model.fail(REPORT, "unknown_citation")  # an invented sentence for the check to remove
+        web.model.judge_says = {OVERRULED: "unsupported", "An invented claim": "supported"}
         proc = subprocess.run(
             [sys.executable, "-m", "deskresearch", TOPIC, "-o", str(out), "-q",
              "--format", "md+html", "--report-mode", "single"],
@@ -166,6 +169,24 @@ def test_each_evidence_card_names_its_verdict_once(
     for i, text in cards:
         verdict = data["citations"][i]["verdict"]
         assert text.lower().count(verdict) == 1, f"card {i} says {verdict!r} more than once: {text}"
+
+
+def test_a_verdict_the_evidence_overruled_shows_on_its_card(
+    opened: Watched, written: tuple[Path, dict[str, Any]]
+) -> None:
+    page, data = opened.page, written[1]
+    [i] = [i for i, c in enumerate(data["citations"]) if c["original"].startswith(OVERRULED)]
+    cited = data["citations"][i]
+    assert cited["verdict"] == "supported" and cited["dispute"]["overruled"]
+    assert "overruled" in (page.get_attribute(f"#ev-btn-{i}", "class") or "").split()
+    assert not page.is_visible(f"#ev-{i} .dispute")
+    page.click(f"#ev-btn-{i}")
+    assert page.is_visible(f"#ev-{i} .dispute")
+    card = page.inner_text(f"#ev-{i} .dispute")
+    assert card.startswith("The judge model's verdict was overruled: it said “not stated by any")
+    assert "asked again, differently: stated (judge model)" in card
+    appendix = page.inner_text("#citation-check")
+    assert "overruled" in appendix and "An invented claim" in appendix, "the other way too"
 
 
 def test_print_hides_the_controls_and_shows_where_links_go(opened: Watched) -> None:

@@ -8,20 +8,26 @@ Faults are queued per step and consumed one call at a time.
 from __future__ import annotations
 
 import json
-import random
 import re
 import threading
 import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from deskresearch.services.model.llm import OpenAIChat
-from tests.support.chaos import draw, pick, stable
+from tests.support.chaos import draw, pick
 from tests.support.fake_reflect import reflect
-from tests.support.misjudge import misjudge
+from tests.support.misjudge import (
+    ERRS_ALIKE,
+    FALSE_SUPPORTED,
+    FALSE_UNSUPPORTED,
+    errs,
+    misjudge,
+)
 
 OFFTOPIC_MARKER = "OFFTOPIC-MARKER"
 REPORT = "report"
@@ -106,8 +112,11 @@ class FakeModel:
     facts_per_chunk: int = 2  # facts the model takes from each chunk
     injected: Counter[str] = field(default_factory=Counter)  # faults served, by kind
     judge_error_rate: float = 0.0  # share of judged sentences answered wrongly (misjudge.py)
-    judge_seed: int = 0  # each judge call draws from a seed of its own prompt: parallel
-    # calls err the same way in whatever order they arrive
+    judge_seed: int = 0  # which sentences err: fixed per sentence and prompt (misjudge.py)
+    # tests: the judge's prompt gives a sentence containing a key this verdict, whatever the draw
+    judge_says: dict[str, str] = field(default_factory=dict)
+    misjudge_rewrite_on: tuple[str, ...] = ()  # the rewrite call's second look errs on these
+    errs_alike: bool = False  # every prompt misjudges the same sentences (misjudge.ERRS_ALIKE)
     misjudged: list[dict[str, Any]] = field(default_factory=list)  # the wrong answers given
     answered: list[tuple[str, int]] = field(default_factory=list)  # (stage, tokens) per answer
     _asked: Counter[str] = field(default_factory=Counter)  # how often each request came
@@ -173,6 +182,10 @@ class FakeModel:
             return reply
         return self._completion(body, AGENT_TOOL, {"topic": user.strip()})
 
+    def _error_key(self, stage: str) -> str:
+        """What a judging prompt's errors are drawn from: its own name, or one for all."""
+        return ERRS_ALIKE if self.errs_alike else stage
+
     def _answer(self, stage: str, user: str, fault: Fault) -> Any:
         if fault == "malformed":
             return "this is {not json"
@@ -212,16 +225,29 @@ class FakeModel:
             return outline(list(first_claims(block.group(1) if block else "")))
         if stage == "Judgements":
             verdicts = judge(user)
-            if self.judge_error_rate:
+            if self.judge_error_rate or self.judge_says:
                 asked = {int(n): (s, {int(c) for c in cites.split(",")})
                          for n, s, cites in _JUDGED.findall(user)}  # fmt: skip
                 verdicts, wrong = misjudge(verdicts, asked, evidence_in(user),
-                                           rate=self.judge_error_rate,
-                                           rng=random.Random(stable(f"{self.judge_seed}:{user}")))  # fmt: skip
-                self.misjudged += wrong
+                                           rate=self.judge_error_rate, seed=self.judge_seed,
+                                           prompt=stage, nearest=nearest_quote,
+                                           key=self._error_key(stage),
+                                           says=self.judge_says)  # fmt: skip
+                with self._lock:
+                    self.misjudged += wrong
             return {"judgements": verdicts}
+        if stage == "ClaimChecks":
+            checks, wrong = claim_checks(user, rate=self.judge_error_rate, seed=self.judge_seed,
+                                         key=self._error_key(stage))  # fmt: skip
+            with self._lock:
+                self.misjudged += wrong
+            return {"checks": checks}
         if stage == "Fixes":
-            return {"fixes": fix(user)}
+            fixes, wrong = fix(user, rate=self.judge_error_rate, seed=self.judge_seed,
+                               always=self.misjudge_rewrite_on, key=self._error_key(stage))  # fmt: skip
+            with self._lock:
+                self.misjudged += wrong
+            return {"fixes": fixes}
         if stage == "Comparisons":
             return {"pairs": compare(user)}
         if stage == "Reflection":
@@ -395,6 +421,14 @@ def backing(words: set[str], evidence: dict[int, list[tuple[str, str]]]) -> tupl
     return len(both) / len(words), sid, quote
 
 
+def nearest_quote(
+    sentence: str, evidence: Mapping[int, Sequence[tuple[str, str]]]
+) -> tuple[int, str]:
+    """The source and the (decisive part of the) quote sharing most words with ``sentence``."""
+    _, sid, quote = backing(_words(sentence), {s: list(f) for s, f in evidence.items()})
+    return sid, decisive(quote, sentence) if quote else ""
+
+
 def judge(user: str) -> list[dict[str, Any]]:
     """A judge that backs a sentence with the facts holding most of its words (half at least).
 
@@ -462,19 +496,87 @@ def compare(user: str) -> list[dict[str, Any]]:
     return out
 
 
-_FLAGGED = re.compile(r"^S(\d+): (.*)$", re.MULTILINE)
+_FLAGGED = re.compile(r"^S(\d+)( \(check first\))?: (.*)$", re.MULTILINE)
+_IDS = re.compile(r"\[(\d+)\]")
 
 
-def fix(user: str) -> list[dict[str, Any]]:
-    """A rewrite that restates each flagged sentence as the best-matching fact of the sources."""
+def fix(
+    user: str,
+    *,
+    rate: float = 0.0,
+    seed: int = 0,
+    always: Sequence[str] = (),
+    key: str = "Fixes",
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A rewrite that restates each flagged sentence as the best-matching fact of the sources.
+
+    A sentence marked "check first" is kept when its cited sources' facts hold half its words,
+    as the judge would decide; with an error ``rate`` some of those decisions are turned round
+    (misjudge.py: fixed per sentence for this prompt). Returns the fixes and the wrong answers.
+    """
     evidence = evidence_in(user)
-    out = []
-    for n, sentence in _FLAGGED.findall(user.split("<paragraphs>", 1)[0]):
+    out, wrong = [], []
+    for n, check, sentence in _FLAGGED.findall(user.split("<paragraphs>", 1)[0]):
         sid, quote, share = best_fact(sentence, evidence)
         claim = next((c for c, q in evidence.get(sid, []) if q == quote), "")
         text = f"{claim} [{sid}]" if share >= 0.3 and claim else ""
-        out.append({"sentence": int(n), "replacement": text, "source": sid or None, "quote": quote})
-    return out
+        rewrite = {"sentence": int(n), "replacement": text, "source": sid or None, "quote": quote}
+        if not check:
+            out.append(rewrite)
+            continue
+        cited = {int(i) for i in _IDS.findall(sentence)}
+        mine = {s: f for s, f in evidence.items() if s in cited}
+        held, kid, kquote = backing(_words(sentence), mine)
+        keep = held >= 0.5
+        if errs(seed, key, sentence, rate, always):
+            keep = not keep
+            if keep:
+                kid, kquote = nearest_quote(sentence, mine)
+            kind = FALSE_SUPPORTED if keep else FALSE_UNSUPPORTED
+            wrong.append({"text": sentence, "kind": kind, "prompt": "Fixes", "sentence": int(n),
+                          "verdict": "supported" if keep else "unsupported"})  # fmt: skip
+        if keep and kquote:
+            out.append({"sentence": int(n), "replacement": "", "source": kid,
+                        "quote": decisive(kquote, sentence), "keep": True})  # fmt: skip
+        else:
+            out.append(rewrite)
+    return out, wrong
+
+
+_CLAIM_LINE = re.compile(r"^(S|  C)(\d+): (.*)$|^    \[(\d+)\] quote: \"(.*)\" — says: (.*)$")
+
+
+def claim_checks(
+    user: str, *, rate: float = 0.0, seed: int = 0, key: str = "ClaimChecks"
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """recheck_citations' answer: a claim is stated when its passages hold half its words.
+
+    With an error ``rate`` a sentence's answers are turned round (misjudge.py: fixed per
+    sentence for this prompt): all its claims stated when they are not, none when they are.
+    """
+    sentences: list[tuple[int, str, list[tuple[int, str, dict[int, list[tuple[str, str]]]]]]] = []
+    for line in _block("sentences", user).splitlines():
+        m = _CLAIM_LINE.match(line)
+        if not m:
+            continue
+        if m.group(1) == "S":
+            sentences.append((int(m.group(2)), m.group(3), []))
+        elif m.group(1):
+            sentences[-1][2].append((int(m.group(2)), m.group(3), {}))
+        else:
+            passages = sentences[-1][2][-1][2]
+            passages.setdefault(int(m.group(4)), []).append((m.group(6), m.group(5)))
+    out, wrong = [], []
+    for n, sentence, claims in sentences:
+        said = {k: backing(_words(claim), passages)[0] >= 0.5 for k, claim, passages in claims}
+        if errs(seed, key, sentence, rate):
+            stated = not all(said.values())
+            said = dict.fromkeys(said, stated)
+            wrong.append({"text": sentence, "prompt": "ClaimChecks", "sentence": n,
+                          "kind": FALSE_SUPPORTED if stated else FALSE_UNSUPPORTED,
+                          "verdict": "supported" if stated else "unsupported"})  # fmt: skip
+        out += [{"sentence": n, "claim": k, "stated": v} for k, v in said.items()]
+    return out, wrong
 
 
 def _disguise(answer: Any, fault: Fault) -> Any:

@@ -1,22 +1,44 @@
-"""A judge that errs on purpose, for the grounding benchmark's ``--judge-error-rate``.
+"""A judge that errs on purpose, for the grounding benchmark's ``--judge-error-rate`` and tests.
 
-For a share of the sentences it is asked about, the fake judge's answer is replaced by one of the
-two errors a real model makes: a *made-up quote* (it calls the sentence supported by a source it
-cites and "quotes" the sentence itself, which that source does not say), or a *wrong source* (it
-names another listed source, with a real quote of that source). The product believes a verdict
-only when code finds its quote in the source it names; these errors show what that catches.
+A share of the sentences the fake judge is asked about gets the wrong verdict, in both
+directions: a sentence it would call supported is called *unsupported* (a false "unsupported"),
+and one it would not (another source states it, or none does) is called *supported* by a source
+it cites, with that source's real quote nearest to the sentence's words (a false "supported":
+the quote is found in the source, it just does not say what the sentence says).
+
+Which sentences err is fixed per sentence and per prompt: a draw from the seed, the name of the
+prompt's answer schema and the sentence's text. A model at temperature 0 that misjudges a
+sentence misjudges it again when asked the same way, whatever else is in the batch or however
+often it is asked; a prompt built differently (another schema) draws again, as a different
+question to such a model may or may not be answered right. ``ERRS_ALIKE`` as the draw's key
+for every prompt is the worst case: whatever the question, the same sentences are misjudged.
 """
 
 from __future__ import annotations
 
-import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
-MADE_UP = "made-up quote"
-WRONG_SOURCE = "wrong source"
+from tests.support.chaos import draw
+
+ERRS_ALIKE = "every prompt"  # a draw key shared by all prompts: they err on the same sentences
+FALSE_UNSUPPORTED = "false unsupported"
+FALSE_SUPPORTED = "false supported"
 _MARKERS = re.compile(r"\s*\[[\d,; ]+\]")
+
+Nearest = Callable[[str, Mapping[int, Sequence[tuple[str, str]]]], tuple[int, str]]
+
+
+def errs(seed: int, prompt: str, sentence: str, rate: float, always: Sequence[str] = ()) -> bool:
+    """Whether the judge answers ``sentence`` wrongly when asked by ``prompt`` (fixed).
+
+    A sentence containing one of ``always`` is answered wrongly whatever the draw (tests).
+    """
+    if any(part in sentence for part in always):
+        return True
+    return rate > 0 and draw(seed, prompt, " ".join(sentence.split())) < rate
 
 
 def misjudge(
@@ -25,31 +47,40 @@ def misjudge(
     evidence: Mapping[int, Sequence[tuple[str, str]]],
     *,
     rate: float,
-    rng: random.Random,
+    seed: int,
+    prompt: str,
+    nearest: Nearest,
+    says: Mapping[str, str] = MappingProxyType({}),
+    key: str = "",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Return the verdicts with a share ``rate`` replaced by wrong ones, and the wrong ones.
+    """Return the verdicts with the erring sentences' answers turned round, and the wrong ones.
 
     ``sentences`` maps a sentence number to (text, cited ids); ``evidence`` lists each shown
-    source's (claim, quote) pairs.
+    source's (claim, quote) pairs; ``nearest(sentence, evidence)`` gives the source and quote
+    sharing most words with a sentence. ``says`` (tests) maps part of a sentence to the verdict
+    the judge gives it whatever the draw ("supported" or "unsupported", as above). ``key``
+    replaces ``prompt`` in the draw: one key for every prompt makes them err on the same
+    sentences (the benchmark's worst case).
     """
     out: list[dict[str, Any]] = []
     wrong: list[dict[str, Any]] = []
     for v in verdicts:
         n = int(v["sentence"])
-        if n not in sentences or rng.random() >= rate:
+        text, cited = sentences.get(n, ("", set()))
+        told = next((verdict for part, verdict in says.items() if part in text), None)
+        if n not in sentences or (told is None and not errs(seed, key or prompt, text, rate)):
             out.append(v)
             continue
-        text, cited = sentences[n]
-        others = [s for s in sorted(evidence) if s != v.get("source") and evidence[s]]
-        kind = rng.choice((MADE_UP, WRONG_SOURCE)) if others else MADE_UP
-        if kind == MADE_UP:
-            quote = " ".join(_MARKERS.sub("", text).split()).rstrip(".")
-            answer = {"sentence": n, "verdict": "supported", "source": min(cited), "quote": quote}
+        stated = told == "supported" if told else v["verdict"] != "supported"  # turned round
+        if not stated:
+            kind, answer = FALSE_UNSUPPORTED, {"sentence": n, "verdict": "unsupported",
+                                               "source": None, "quote": ""}  # fmt: skip
         else:
-            sid = rng.choice(others)
-            verdict = "supported" if sid in cited else "other_source"
-            answer = {"sentence": n, "verdict": verdict, "source": sid,
-                      "quote": evidence[sid][0][1]}  # fmt: skip
+            sid, quote = nearest(text, {s: f for s, f in evidence.items() if s in cited and f})
+            if not quote:  # no fact of a cited source to quote: it quotes the sentence itself
+                sid, quote = min(cited), " ".join(_MARKERS.sub("", text).split()).rstrip(".")
+            kind = FALSE_SUPPORTED
+            answer = {"sentence": n, "verdict": "supported", "source": sid, "quote": quote}
         out.append(answer)
-        wrong.append({"text": text, "kind": kind, **answer})
+        wrong.append({"text": text, "kind": kind, "prompt": prompt, **answer})
     return out, wrong

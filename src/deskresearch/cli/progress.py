@@ -128,6 +128,7 @@ LINES: tuple[Line, ...] = (
             "judge_citations",
             "settle_citations",
             "repair_report",
+            "recheck_citations",
             "finish_report",
         ),
         False,

@@ -29,6 +29,31 @@ def without_citations(text: str) -> str:
     return " ".join(_CITE.sub(" ", text).split())
 
 
+_CITE_RUN = re.compile(rf"(?:{_CITE.pattern})+")
+
+
+def claims_of(sentence: str) -> list[tuple[str, list[int]]]:
+    """Split ``sentence`` into its claims: the parts its citation markers close, with their ids.
+
+    "A rose 5% [1], while B fell [2]." gives ("A rose 5%", [1]) and ("while B fell.", [2]);
+    words after the last marker go with the last claim, and a sentence citing once is one claim.
+    """
+    claims: list[tuple[str, list[int]]] = []
+    start = 0
+    for m in _CITE_RUN.finditer(sentence):
+        text = " ".join(sentence[start : m.start()].split()).lstrip(",;: ")
+        if text or not claims:
+            claims.append((text, ids_in(m.group(0))))
+        else:  # two runs of markers in a row: one claim citing both
+            claims[-1][1].extend(i for i in ids_in(m.group(0)) if i not in claims[-1][1])
+        start = m.end()
+    rest = " ".join(sentence[start:].split())
+    if claims and rest:
+        glue = "" if rest[0] in ".,;:!?" else " "
+        claims[-1] = (f"{claims[-1][0]}{glue}{rest}".strip(), claims[-1][1])
+    return [(t, ids) for t, ids in claims if t] or [(rest, [])]
+
+
 def recite(text: str, ids: Sequence[int]) -> str:
     """Replace the citations of ``text`` by ``ids``, where its first citation stood."""
     first = True

@@ -15,8 +15,8 @@ VERDICT_ORDER = ("supported", "re-cited", "rewritten", "removed", "unchecked")
 def ledger_evidence(sources: Sequence[Source], pages: Sequence[PageDigest]) -> dict[int, Evidence]:
     """Map each source id to what we read of it (found by its text hash) and its facts.
 
-    A source's publication date counts as something it states ("published 2018-03-04"), so a
-    sentence may date a source's figure by it ("in 2018, ... [2]").
+    Its publication date goes with it (``Evidence.statements``): a sentence may date a source's
+    figure by it ("in 2018, ... [2]").
     """
     read: Mapping[str, PageDigest] = {p["text_hash"]: p for p in pages}
     out: dict[int, Evidence] = {}
@@ -25,10 +25,10 @@ def ledger_evidence(sources: Sequence[Source], pages: Sequence[PageDigest]) -> d
         out[s["id"]] = Evidence(
             id=s["id"],
             text=page["text"] if page else "",
-            quotes=tuple(f["quote"] for f in s["facts"])
-            + ((f"published {s['published']}",) if s["published"] else ()),
+            quotes=tuple(f["quote"] for f in s["facts"]),
             claims=tuple(f["claim"] for f in s["facts"]),
             language=page["language"] if page else "",
+            published=s["published"],
         )
     return out
 

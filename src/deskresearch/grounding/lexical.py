@@ -36,6 +36,15 @@ class Evidence:
     quotes: tuple[str, ...]
     claims: tuple[str, ...]  # the facts in the report's language: for finding, never for proof
     language: str  # two-letter code of the page ("" when unknown)
+    published: str = ""  # the page's publication date, ISO ("" when undated)
+
+    @property
+    def statements(self) -> tuple[str, ...]:
+        """What the source states in so many words: its facts' quotes, and its date.
+
+        The date counts, so a sentence may date a source's figure by it ("in 2018, ... [2]").
+        """
+        return self.quotes + ((f"published {self.published}",) if self.published else ())
 
 
 @dataclass(frozen=True)
@@ -63,7 +72,7 @@ def _best(words: set[str], ev: Evidence, n: int) -> list[tuple[str, frozenset[st
 
 def evidence_text(ev: Evidence) -> str:
     """Everything a source lets us check against: the text we read and its quotes."""
-    return "\n".join([ev.text, *ev.quotes])
+    return "\n".join([ev.text, *ev.statements])
 
 
 def _candidates(sentence: str, words: set[str], cited: Sequence[int],

@@ -34,7 +34,7 @@ class SourceRef(BaseModel):
     id: int = Field(description="The number the report cites it by, as [id].")
     title: str = Field(description="The page's title (the URL when it has none).")
     url: str = Field(description="Where the page is.")
-    published: str = Field(default="", description="Its publication date (\"\": undated).")
+    published: str = Field(default="", description='Its publication date ("": undated).')
     origin_group: int = Field(
         default=0,
         description="Its independent origin: sources with the same number carry one text "
@@ -170,9 +170,14 @@ def compact(
         report_chars=len(report),
         report_uri=REPORT_URI.format(thread_id=thread_id),
         sources=[
-            SourceRef(id=s["id"], title=(s["title"] or s["url"])[:MAX_TITLE_CHARS], url=s["url"],
-                      published=s["published"], origin_group=s.get("origin_group", s["id"]),
-                      copy_of=s.get("copy_of"))  # fmt: skip
+            SourceRef(
+                id=s["id"],
+                title=(s["title"] or s["url"])[:MAX_TITLE_CHARS],
+                url=s["url"],
+                published=s["published"],
+                origin_group=s.get("origin_group", s["id"]),
+                copy_of=s.get("copy_of"),
+            )  # fmt: skip
             for s in ledger
             if s["id"] in cited
         ],

@@ -22,6 +22,7 @@ from deskresearch.nodes.plan_queries import plan_queries
 from deskresearch.nodes.plan_report import plan_report
 from deskresearch.nodes.rank_urls import rank_failed, rank_urls
 from deskresearch.nodes.read_page import read_failed, read_page
+from deskresearch.nodes.recheck_citations import needs_recheck, recheck_citations, recheck_failed
 from deskresearch.nodes.reflect import reflect, reflect_failed
 from deskresearch.nodes.repair_report import repair_failed, repair_report
 from deskresearch.nodes.review_plan import review_plan
@@ -63,6 +64,9 @@ __all__ = [
     "rank_urls",
     "read_failed",
     "read_page",
+    "needs_recheck",
+    "recheck_citations",
+    "recheck_failed",
     "reduce_failed",
     "reduce_page",
     "reflect",

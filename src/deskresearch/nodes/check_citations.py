@@ -4,7 +4,8 @@ check_citations decides by words and figures what code can decide; judge_citatio
 model about the rest, in batches judged at the same time (one branch each, see judge_tasks), and
 believes an answer only when code finds the quote it gives in the source it names, and every
 figure of the sentence in that quote or in the quotes of the facts the sentence's source(s) gave
-the writer. Each branch adds its verdicts to ``judged``; settle_citations merges them.
+the writer; a verdict the facts contradict is disputed, to be asked again (grounding/weigh.py).
+Each branch adds its verdicts to ``judged``; settle_citations merges them.
 """
 
 from __future__ import annotations
@@ -20,13 +21,11 @@ from pydantic import BaseModel, Field
 
 from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
-from deskresearch.grounding.citations import without_citations
 from deskresearch.grounding.copies import overstated
 from deskresearch.grounding.draft import cited_sentences, language_code, parse
 from deskresearch.grounding.ledger import ledger_evidence
-from deskresearch.grounding.lexical import Evidence, check_sentence, evidence_text
-from deskresearch.grounding.numbers import missing_figures
-from deskresearch.grounding.quotes import find_quote
+from deskresearch.grounding.lexical import Evidence, check_sentence
+from deskresearch.grounding.weigh import weighed
 from deskresearch.nodes.branch_state import JudgeTask
 from deskresearch.progress import emit
 from deskresearch.prompts import judge_citations as prompt
@@ -114,35 +113,8 @@ class Judgements(BaseModel):
 
 
 def verified(check: SentenceCheck, j: Judgement, ledger: Mapping[int, Evidence]) -> SentenceCheck:
-    """Turn the model's verdict into a status, believing only what code can confirm."""
-    if j.verdict == "unsupported":
-        return {**check, "status": "unsupported", "decided_by": "model", "quote": j.quote,
-                "reason": "the judge found no source stating it"}  # fmt: skip
-    ev = ledger.get(j.source) if j.source is not None else None
-    if ev is None:
-        return {**check, "status": "unsupported", "decided_by": "model",
-                "reason": f"the judge named no source in the ledger ({j.source})"}  # fmt: skip
-    if not find_quote(j.quote, evidence_text(ev)):
-        return {**check, "status": "unsupported", "decided_by": "model",
-                "reason": f"the judge's quote is not in source [{ev.id}]"}  # fmt: skip
-    moved = ev.id not in check["cites"]
-    # Staying with its citations, a sentence may take its figures from any of them. The figures
-    # must be in what states it (the judge's quote, the facts' quotes), not anywhere in the page
-    # text: a long page holds most small numbers somewhere, so a changed figure would pass.
-    backing = [ev] if moved else [ledger[i] for i in check["cites"] if i in ledger]
-    said = without_citations(check["sentence"])
-    stated = "\n".join([j.quote, *(q for b in backing for q in b.quotes)])
-    if missing := missing_figures(said, stated, spelled=j.quote):
-        return {**check, "status": "unsupported", "decided_by": "model", "quote": j.quote,
-                "reason": f"figure(s) {', '.join(missing)} not in the quotes of the source(s) named"}  # fmt: skip
-    return {
-        **check,
-        "status": "re-cited" if moved else "supported",
-        "source": ev.id,
-        "quote": j.quote,
-        "decided_by": "model",
-        "reason": f"stated by source [{ev.id}]" + (", not the one cited" if moved else ""),
-    }
+    """Turn the model's verdict into a status, weighed against what code can check of it."""
+    return weighed(check, j.verdict, j.source, j.quote, ledger)
 
 
 def split_batches(

@@ -20,7 +20,7 @@ from deskresearch.grounding.ledger import summary_line
 from deskresearch.nodes.chat import answered
 from deskresearch.nodes.insufficient import insufficient_result
 from deskresearch.progress import cached_calls_note, emit, note
-from deskresearch.records import Citation, Provenance, Source, Verdict
+from deskresearch.records import Citation, Dispute, Provenance, Source, Verdict
 from deskresearch.report.disagreements import settle
 from deskresearch.report.outcome import is_report
 from deskresearch.services.storage.claims import PageClaims
@@ -67,6 +67,7 @@ _VERDICT: dict[str, Verdict] = {
     "unsupported": "removed",
     "removed": "removed",
     "pending": "unchecked",
+    "disputed": "unchecked",  # never settled (a second look always settles or leaves it so)
     "unchecked": "unchecked",
 }
 
@@ -96,6 +97,7 @@ def citation_of(check: SentenceCheck) -> Citation:
         decided_by=check["decided_by"] if verdict != "unchecked" else "none",
         reason=check["reason"],
         section=check["section"],
+        dispute=check.get("dispute"),
     )
 
 
@@ -133,11 +135,24 @@ def weighed(citations: list[Citation], sources: list[Source]) -> list[Citation]:
     return out
 
 
+JUDGE_SAID = {"supported": "stated by [{n}]", "other_source": "stated by [{n}], not the one cited",
+              "unsupported": "stated by no source"}  # fmt: skip
+
+
+def overruled_line(c: Citation, d: Dispute) -> str:
+    """One line on a verdict of the judge (its dispute ``d``) the report did not go with."""
+    said = JUDGE_SAID[d["judge"]].format(n=d["judge_source"])
+    asked = "; asked again: " + ", ".join(f"{o['answer']} ({o['model']} model)"
+                                          for o in d["asked_again"]) if d["asked_again"] else ""  # fmt: skip
+    return f"- “{c['original']}”: the judge said {said}; code found {d['found']}{asked}"
+
+
 def appendix(citations: list[Citation]) -> str:
-    """The report's account of the check: what was removed or left unchecked, and why."""
+    """The report's account of the check: what was removed, left unchecked or overruled, and why."""
     removed = [c for c in citations if c["verdict"] == "removed"]
     open_ = [c for c in citations if c["verdict"] == "unchecked"]
-    if not removed and not open_:
+    overruled = [(c, d) for c in citations if (d := c.get("dispute")) and d["overruled"]]
+    if not removed and not open_ and not overruled:
         return ""
     lines = ["## Citation check", "", f"Cited sentences: {summary_line(citations)}.", ""]
     if removed:
@@ -147,6 +162,10 @@ def appendix(citations: list[Citation]) -> str:
     if open_:
         lines += ["Left in the report but not checked (treat them with caution):", ""]
         lines += [f"- “{c['original']}” ({c['reason']})" for c in open_]
+        lines.append("")
+    if overruled:
+        lines += ["Verdicts of the judge model that the evidence overruled:", ""]
+        lines += [overruled_line(c, d) for c, d in overruled]
     return "\n".join(lines).rstrip()
 
 
@@ -169,7 +188,7 @@ async def finish_report(
             changes[(check["unit"], check["index"])] = cite["sentence"] or None
     verdicts = {(c["unit"], c["index"]): c["status"] for c in checks}
     kept, removals, dropped = settle(state["draft"], state["language"],
-                                     state.get("disputes") or [], verdicts,
+                                     state.get("disagreements_found") or [], verdicts,
                                      checked=ctx.check_citations)  # fmt: skip
     changes.update(removals)  # a disagreement goes whole, whatever its sides' own verdicts
     citations = weighed([c for check, c in zip(checks, citations, strict=True)

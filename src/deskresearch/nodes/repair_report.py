@@ -4,6 +4,11 @@ The model sees only the affected paragraphs and the evidence of the sources they
 replacement counts only when code confirms it: its quote is in the source it cites, every figure
 is in that quote or the source's other quotes, and (in the source's own language) its words are
 the source's. Table rows are not rewritten: an unsupported row is removed.
+
+The same call is the second look at the verdicts code disputed (grounding/weigh.py): such a
+sentence is marked "check first", and may be kept as written when the answer names a source it
+cites and a quote code confirms as for the judge. Two answers against code's finding settle it
+their way; an answer that settles nothing leaves the sentence in the report, unchecked.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from deskresearch.grounding.ledger import ledger_evidence
 from deskresearch.grounding.lexical import Evidence, check_sentence, evidence_text
 from deskresearch.grounding.numbers import missing_figures
 from deskresearch.grounding.quotes import find_quote
+from deskresearch.grounding.weigh import unbacked
 from deskresearch.progress import emit
 from deskresearch.prompts import repair_report as prompt
+from deskresearch.records import Dispute, Opinion
 from deskresearch.services.base import ChatService
 from deskresearch.services.model.asking import ask
 from deskresearch.state import ResearchState, SentenceCheck
@@ -39,6 +46,11 @@ class Fix(BaseModel):
     )
     source: int | None = Field(default=None, description="The number of the source it states.")
     quote: str = Field(default="", description="That source's words stating it, copied exactly.")
+    keep: bool = Field(
+        default=False,
+        description="Only for a sentence marked 'check first': true when a source it cites "
+        "states it as written (give that source and quote, no replacement).",
+    )
 
 
 class Fixes(BaseModel):
@@ -49,6 +61,54 @@ class Fixes(BaseModel):
 
 def _removed(check: SentenceCheck, why: str) -> SentenceCheck:
     return {**check, "status": "removed", "reason": f"{check['reason']}; {why}"}
+
+
+def _settled(check: SentenceCheck, stated: bool | None) -> Dispute | None:
+    """The dispute of ``check`` as the second look left it (``stated`` None: no usable answer).
+
+    An answer sides with the judge or with the facts: either way two of the three agree, and
+    the report goes their way (recheck_citations may still be asked when the facts lose).
+    """
+    d = check.get("dispute")
+    if d is None:
+        return None
+    if stated is None:
+        return {**d, "settled_by": "unsettled", "overruled": False}
+    said = Opinion(
+        stage="repair_report", model="judge", answer="stated" if stated else "not stated"
+    )
+    return {**d, "asked_again": [*d["asked_again"], said], "settled_by": "asked_again",
+            "overruled": stated == (d["judge"] == "unsupported")}  # fmt: skip
+
+
+def second_look(
+    check: SentenceCheck,
+    fix: Fix | None,
+    allowed: set[int],
+    ledger: dict[int, Evidence],
+    *,
+    language: str,
+    row: bool = False,
+) -> SentenceCheck:
+    """Settle a disputed verdict with the rewrite call's answer (see the module docstring)."""
+    if fix is None:
+        return {**check, "status": "unchecked", "dispute": _settled(check, None),
+                "reason": f"not checked: {check['reason']}; the second look gave no answer"}  # fmt: skip
+    if not fix.keep:
+        done = _removed(check, "a table row is not rewritten") if row else confirmed(
+            check, fix, allowed, ledger, language=language)  # fmt: skip
+        return {**done, "dispute": _settled(check, False)}
+    problem = (
+        unbacked(check, fix.source, fix.quote, ledger)
+        if fix.source in check["cites"]
+        else f"the second look named a source it does not cite ({fix.source})"
+    )
+    if problem:
+        return {**check, "status": "unchecked", "dispute": _settled(check, None),
+                "reason": f"not checked: {check['reason']}; asked again, stated, but {problem}"}  # fmt: skip
+    return {**check, "status": "supported", "source": fix.source, "quote": fix.quote,
+            "decided_by": "model", "dispute": _settled(check, True),
+            "reason": f"{check['reason']}; asked again: stated by source [{fix.source}]"}  # fmt: skip
 
 
 def confirmed(
@@ -70,7 +130,7 @@ def confirmed(
         text = recite(text, [ev.id]) if ids_in(text) else f"{text.rstrip()} [{ev.id}]"
     if not find_quote(fix.quote, evidence_text(ev)):
         return _removed(check, f"the rewrite's quote is not in source [{ev.id}]")
-    stated = "\n".join([fix.quote, *ev.quotes])  # as for the judge: figures from what states it
+    stated = "\n".join([fix.quote, *ev.statements])  # as for the judge: figures from what states it
     if missing := missing_figures(without_citations(text), stated, spelled=fix.quote):
         return _removed(check, f"the rewrite's figure(s) {', '.join(missing)} are not the source's")
     if (
@@ -90,12 +150,13 @@ async def repair_report(
     ctx = resolve(runtime)
     checks = state["checks"]
     units = parse(state["draft"], state["language"])
-    flagged = [i for i, c in enumerate(checks) if c["status"] == "unsupported"]
+    flagged = [i for i, c in enumerate(checks) if c["status"] in ("unsupported", "disputed")]
     rows = {i for i in flagged if units[checks[i]["unit"]].kind == "row"}
+    disputed = {i for i in flagged if checks[i]["status"] == "disputed"}
     out = list(checks)
-    for i in rows:
+    for i in rows - disputed:
         out[i] = _removed(checks[i], "a table row is not rewritten")
-    asked = [i for i in flagged if i not in rows]
+    asked = [i for i in flagged if i not in rows or i in disputed]
     usage = []
     if asked:
         unit_ids = sorted({checks[i]["unit"] for i in asked})
@@ -108,8 +169,9 @@ async def repair_report(
             paragraphs=[units[u].render() for u in unit_ids],
             sources={sid: by_id[sid] for sid in allowed if sid in by_id},
             language=state["language"],
+            check_first={n + 1 for n, i in enumerate(asked) if i in disputed},
         )
-        emit(runtime, "repair_report", "started", sentences=len(asked))
+        emit(runtime, "repair_report", "started", sentences=len(asked), disputed=len(disputed))
         answer = await ask(llm, messages, Fixes, spec=ctx.judge_spec(), stage="repair_report")
         usage = answer.usage
         fixes = {f.sentence: f for f in answer.value.fixes} if answer.value else {}
@@ -117,11 +179,13 @@ async def repair_report(
         language = language_code(state["language"])
         for n, i in enumerate(asked):
             fix = fixes.get(n + 1)
-            out[i] = (
-                confirmed(checks[i], fix, allowed, ledger, language=language)
-                if fix is not None
-                else _removed(checks[i], answer.problem or "the rewrite left it out")
-            )
+            if i in disputed:
+                out[i] = second_look(checks[i], fix, allowed, ledger, language=language,
+                                     row=i in rows)  # fmt: skip
+            elif fix is not None:  # "keep" is not an answer here: the facts agree it is not stated
+                out[i] = confirmed(checks[i], fix, allowed, ledger, language=language)
+            else:
+                out[i] = _removed(checks[i], answer.problem or "the rewrite left it out")
     emit(runtime, "repair_report", "finished",
          rewritten=sum(c["status"] == "rewritten" for c in out),
          removed=sum(c["status"] == "removed" for c in out))  # fmt: skip
@@ -129,12 +193,23 @@ async def repair_report(
 
 
 def repair_failed(state: ResearchState, error: NodeError) -> Command[Any]:
-    """The rewrite call failed for good: the unsupported sentences are removed."""
+    """The rewrite call failed for good: the unsupported sentences are removed.
+
+    The disputed ones, never removed on the judge's word alone, stay in the report, unchecked.
+    """
     if not isinstance(error.error, ServiceError):
         raise error.error
+    why = f"the rewrite call failed ({error.error})"
     checks = [
-        _removed(c, f"the rewrite call failed ({error.error})")
+        _removed(c, why)
         if c["status"] == "unsupported"
+        else {
+            **c,
+            "status": "unchecked",
+            "dispute": _settled(c, None),
+            "reason": f"not checked: {c['reason']}; {why}",
+        }  # fmt: skip
+        if c["status"] == "disputed"
         else c
         for c in state["checks"]
     ]

@@ -94,7 +94,7 @@ async def start_run(
         "outline": None,
         "checks": [],
         "citations": [],
-        "disputes": [],
+        "disagreements_found": [],
         "disagreements": [],
         "changes": [],
         # Reducer lists would otherwise keep the previous run's items on a reused thread.

@@ -140,7 +140,7 @@ async def weigh_evidence(
     pairs = candidate_pairs(fact_refs(sources)) if ctx.weigh_evidence else []
     if not pairs:
         emit(runtime, "weigh_evidence", "finished", pairs=0, disagreements=0, changes=0)
-        return {"disputes": [], "changes": []}
+        return {"disagreements_found": [], "changes": []}
     shown = {f.number: f for p in pairs for f in (p.a, p.b)}
     messages = prompt.render(
         topic=state["topic"],
@@ -159,7 +159,7 @@ async def weigh_evidence(
     found = plural(len(pairs), "pair")
     provenance.append(note("weigh_evidence", state["topic"], "weighed",
                            f"{found} of independent facts with different values compared"))  # fmt: skip
-    return {"disputes": disagreements, "changes": changes, "usage": answer.usage,
+    return {"disagreements_found": disagreements, "changes": changes, "usage": answer.usage,
             "provenance": provenance}  # fmt: skip
 
 
@@ -169,7 +169,7 @@ def weigh_failed(state: ResearchState, error: NodeError) -> Command[Any]:
         raise error.error
     why = f"nothing weighed: the weighing call failed ({error.error})"
     return Command(
-        update={"disputes": [], "changes": [],
+        update={"disagreements_found": [], "changes": [],
                 "provenance": [note("weigh_evidence", state["topic"], "failed", why)]},
         goto="brief_writers",
     )  # fmt: skip

@@ -43,7 +43,7 @@ async def write_report(
         language=state["language"],
         today=date.today(),
         retry=attempt > 1,
-        disagreements=state.get("disputes") or [],
+        disagreements=state.get("disagreements_found") or [],
         changes=state.get("changes") or [],
     )
     emit(runtime, "write_report", "started", sources=len(sources), attempt=attempt)
@@ -74,8 +74,10 @@ async def write_report(
         )
         return {**update, "provenance": provenance}
     body = cleaned.text
-    if cleaned.cited and (disputes := state.get("disputes")):  # they close it, checked with it
-        body = with_section(body, disputes, state["language"])
+    if cleaned.cited and (
+        found := state.get("disagreements_found")
+    ):  # they close it, checked with it
+        body = with_section(body, found, state["language"])
     if not cleaned.cited:
         body = f"{UNCITED_WARNING}\n\n{body}"
         provenance.append(

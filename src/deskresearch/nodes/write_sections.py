@@ -35,7 +35,7 @@ def section_tasks(state: ResearchState, words: int) -> list[SectionTask]:
     if outline is None:
         return []
     by_id = {s["id"]: s for s in state["sources"]}
-    disputes, changes = state.get("disputes") or [], state.get("changes") or []
+    found, changes = state.get("disagreements_found") or [], state.get("changes") or []
     plans = outline["sections"]
     headings = [p["heading"] for p in plans]
     last = len(plans) - 1
@@ -50,7 +50,7 @@ def section_tasks(state: ResearchState, words: int) -> list[SectionTask]:
             position="first" if i == 0 else "last" if i == last else "middle",
             sources=[by_id[sid] for sid in plan["sources"] if sid in by_id],
             words=max(80, words // len(plans)),
-            disagreements=[d for d in disputes if _touches(d["sides"], plan["sources"])],
+            disagreements=[d for d in found if _touches(d["sides"], plan["sources"])],
             changes=[
                 c for c in changes if _touches([c["current"], *c["earlier"]], plan["sources"])
             ],
@@ -127,8 +127,8 @@ async def assemble_report(state: ResearchState, runtime: Runtime[Context]) -> di
     ]
     cleaned = clean_citations("\n\n".join(parts), {s["id"] for s in state["sources"]})
     draft = cleaned.text
-    if disputes := state.get("disputes"):  # they close the report, checked with it
-        draft = with_section(draft, disputes, state["language"])
+    if found := state.get("disagreements_found"):  # they close the report, checked with it
+        draft = with_section(draft, found, state["language"])
     provenance = [
         note("assemble_report", f"[{i}]", "removed",
              f"cites no source in the ledger (it has {len(state['sources'])})")

@@ -21,7 +21,7 @@ from deskresearch.records import ModelSpec, StageClock, Usage
 from deskresearch.safety.masking import mask_secrets
 
 # 1.1: budget_stopped; 1.2: reason, rounds, a source's round; 1.3: disagreements, changes, a
-# source's origin group and copy, a citation's origins and dates
+# source's origin group and copy, a citation's origins, dates and dispute
 SCHEMA_VERSION = "1.3"
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 RESULT_KEYS = ("status", "reason", "report", "sources", "queries", "usage", "provenance")

@@ -29,6 +29,7 @@ _CITE = re.compile(r"\[(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\]")
 _CELL = re.compile(r"[^|]+")
 
 GLYPH = {"supported": "✓", "re-cited": "↪", "rewritten": "✎", "unchecked": "?"}
+OVERRULED = "⚖"  # after the glyph: the judge model's verdict was weighed and overruled
 # What follows the verdict's badge, so the card reads as one phrase that names it once:
 # "SUPPORTED by the source it cites".
 VERDICT_WORDS = {
@@ -43,6 +44,39 @@ DECIDED_WORDS = {
     "model": "checked by the judge model; code found its quote in the source",
     "none": "no check decided it",
 }
+
+
+# A disputed verdict, in words that never name the verdict badge's word ("stated", not
+# "supported"): the card says its verdict once.
+JUDGE_SAID = {
+    "supported": "stated by [{n}]",
+    "other_source": "stated by [{n}], not the source cited",
+    "unsupported": "not stated by any source",
+}
+SETTLED = {
+    (True, "asked_again"): "The judge model's verdict was overruled",
+    (True, "code"): "The judge model's verdict was overruled",
+    (False, "asked_again"): "The judge model's verdict was disputed and stands",
+    (False, "unsettled"): "The judge model's verdict was disputed and not settled",
+}
+
+
+def dispute_html(dispute: Mapping[str, Any]) -> str:
+    """What the judge said, what code found against it, who was asked again, and the outcome."""
+    said = JUDGE_SAID.get(str(dispute.get("judge")), "").format(n=dispute.get("judge_source"))
+    key = (bool(dispute.get("overruled")), str(dispute.get("settled_by")))
+    asked = [
+        f"{o.get('answer')} ({o.get('model')} model)"
+        for o in dispute.get("asked_again") or []
+        if isinstance(o, Mapping)
+    ]
+    text = (
+        f"{SETTLED.get(key, SETTLED[(False, 'unsettled')])}: it said “{said}”; code found "
+        f"{dispute.get('found', '')}"
+        + (f"; asked again, differently: {', '.join(asked)}" if asked else "")
+        + "."
+    )
+    return f'<span class="dispute">{escape(text)}</span>'
 
 
 def unmarked(text: str) -> str:
@@ -151,19 +185,28 @@ def evidence_html(i: int, cite: Mapping[str, Any], titles: Mapping[int, str]) ->
             where = f'source: <a href="#ref-{qsrc}">[{qsrc}] {escape(titles[qsrc])}</a>'
         parts.append(f"<q>{escape(quote)}</q>{where}")
     decided = DECIDED_WORDS.get(str(cite.get("decided_by") or "none"), "")
-    reason = str(cite.get("reason") or "")
+    dispute = cite.get("dispute")
+    # A disputed verdict's story is told once, by its own line below.
+    reason = "" if isinstance(dispute, Mapping) else str(cite.get("reason") or "")
     parts.append(
         f'<span class="why">{escape(decided)}{" — " if reason else ""}{escape(reason)}</span>'
     )
+    overruled = isinstance(dispute, Mapping) and bool(dispute.get("overruled"))
+    if isinstance(dispute, Mapping):
+        parts.append(dispute_html(dispute))
     parts.append(weight_line(cite))
     original = str(cite.get("original") or "")
     if original and original != cite.get("sentence"):
         parts.append(f'<span class="was">As first written: “{escape(original)}”</span>')
-    label = escape(f"evidence for this sentence: {verdict}")
+    label = escape(
+        f"evidence for this sentence: {verdict}"
+        + (" (the judge model's verdict was overruled)" if overruled else "")
+    )
+    mark = " overruled" if overruled else ""
     button = (
-        f'<button type="button" class="ev-toggle v-{escape(verdict)}" id="ev-btn-{i}" '
+        f'<button type="button" class="ev-toggle v-{escape(verdict)}{mark}" id="ev-btn-{i}" '
         f'aria-expanded="false" aria-controls="ev-{i}"><span aria-hidden="true">'
-        f'{GLYPH.get(verdict, "?")}</span><span class="sr">{label}</span></button>'
+        f'{GLYPH.get(verdict, "?")}{OVERRULED if overruled else ""}</span><span class="sr">{label}</span></button>'
     )
     # The box's own text names the verdict: its label does not say it a second time.
     box = (

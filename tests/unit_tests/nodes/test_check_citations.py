@@ -135,9 +135,14 @@ async def test_the_judge_is_believed_only_with_a_quote_found_in_the_source_it_na
     pending = [c for c in after["checks"] if c["sentence"].startswith(("Hydro", "About 5"))]
     assert [(c["status"], c["source"], c["decided_by"]) for c in pending] == [
         ("re-cited", 2, "model"),
-        ("unsupported", None, "model"),  # that quote is not in source 3's text: not believed
+        # That quote is not in source 3's text: not believed. But source 3's fact carries the
+        # sentence, so it is not turned down either: it is asked again.
+        ("disputed", 3, "model"),
     ]
     assert "quote is not in source [3]" in pending[1]["reason"]
+    dispute = pending[1].get("dispute")
+    assert dispute and dispute["judge_quote"] == "5 Prozent werden recycelt"
+    assert pending[1]["quote"] == QUOTES[3], "the quote of the fact that carries it"
     prompt = str(llm.calls[0][1][1].content)
     assert "S1: Hydrometallurgy" in prompt and "[2] T2" in prompt, "candidates are shown"
     assert route_after_settle(after) == "repair_report"

@@ -15,7 +15,7 @@ from deskresearch.nodes.check_citations import Judgement, Judgements, split_batc
 from deskresearch.nodes.repair_report import Fixes
 from deskresearch.nodes.settle_citations import settle_citations
 from tests.support.fakes import ScriptedChat
-from tests.unit_tests.nodes.test_check_citations import state
+from tests.unit_tests.nodes.test_check_citations import QUOTES, state
 
 pytestmark = pytest.mark.anyio
 
@@ -107,7 +107,8 @@ async def test_one_failing_batch_leaves_only_its_sentences_unchecked() -> None:
 
 async def test_judge_batch_50_asks_about_every_pending_sentence_in_one_call() -> None:
     verdicts = Judgements(judgements=[Judgement(sentence=1, verdict="unsupported"),
-                                      Judgement(sentence=2, verdict="unsupported")])  # fmt: skip
+                                      Judgement(sentence=2, verdict="supported", source=3,
+                                                quote=QUOTES[3])])  # fmt: skip
     llm = ScriptedChat({"judge_citations": [verdicts], "repair_report": [Fixes(fixes=[])]})
     out = await _run(llm, judge_batch=50)
     [call] = [c for c in llm.calls if c[0] == "judge_citations"]
@@ -170,4 +171,6 @@ async def test_a_run_resumed_mid_judging_asks_only_the_unfinished_batch_and_coun
     assert asked == [_prompted(first.calls[1])], "only the batch that never finished"
     assert len(out["judged"]) == 2, "the finished batch's verdict is not added twice"
     by_text = {c["original"][:7]: c for c in out["citations"]}
-    assert [by_text[k]["decided_by"] for k in ("Hydrome", "About 5")] == ["model", "model"]
+    assert by_text["Hydrome"]["decided_by"] == "model"
+    # Source 3's fact carries "About 5 percent ...": its "unsupported" is weighed, not taken.
+    assert (by_text["About 5"].get("dispute") or {}).get("judge") == "unsupported"

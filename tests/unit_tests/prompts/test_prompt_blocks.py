@@ -23,6 +23,7 @@ from deskresearch.prompts import (
     plan_queries,
     plan_report,
     rank_urls,
+    recheck_citations,
     reflect,
     repair_report,
     summarise,
@@ -178,6 +179,23 @@ RENDERS: dict[str, list[Render]] = {
             paragraphs=[evil("paragraph")],
             sources={1: source(1)},
             language=LANGUAGE,
+        ),  # fmt: skip
+        lambda: repair_report.render(
+            sentences=[(1, evil("sentence"), evil("why")), (2, evil("disputed"), evil("found"))],
+            paragraphs=[evil("paragraph")],
+            sources={1: source(1)},
+            language=LANGUAGE,
+            check_first={2},
+        ),  # fmt: skip
+    ],
+    "recheck_citations": [
+        lambda: recheck_citations.render(
+            sentences=[
+                (
+                    evil("sentence"),
+                    [(evil("claim"), [(1, evil("quote"), evil("says"))]), (evil("claim2"), [])],
+                )
+            ]
         )  # fmt: skip
     ],
     "reflect": [

@@ -13,7 +13,7 @@ from deskresearch.cli.output import report_texts, write_files
 from deskresearch.config.context import Context
 from deskresearch.grounding.citations import render_references
 from deskresearch.nodes.finish_report import appendix
-from deskresearch.records import Citation, Source
+from deskresearch.records import Citation, Dispute, Opinion, Source
 from deskresearch.report.html import render_html, split_report
 
 
@@ -221,6 +221,28 @@ def test_every_cited_sentence_is_one_element_with_its_verdict_and_evidence() -> 
             assert c["original"] in evidence
     assert "Cobalt is mined on the moon" in page.text_in["citation-check"]
     assert "not located" not in "".join(page.text_in.values())
+
+
+def test_an_overruled_verdict_shows_on_its_evidence_card() -> None:
+    found = "the facts of [1] carry it (<b>5</b> of 6 words)"
+    dispute = Dispute(judge="unsupported", judge_source=None, judge_quote="", found=found,
+                      settled_by="asked_again", overruled=True,
+                      asked_again=[Opinion(stage="repair_report", model="judge", answer="stated")])  # fmt: skip
+    citations = [Citation(**{**CITATIONS[0], "decided_by": "model", "dispute": dispute}),
+                 *CITATIONS[1:]]  # fmt: skip
+    html = render_html(result_for(SOURCES, citations), topic="t")
+    page = Page(html)
+    card = " ".join(page.text_in["ev-0"].split())
+    assert (
+        "The judge model's verdict was overruled: it said “not stated by any source”; code "
+        f"found {found}; asked again, differently: stated (judge model)." in card
+    )
+    assert card.lower().count("supported") == 1, "the verdict is still named once"
+    [button] = page.find("button", aria_controls="ev-0")
+    assert "overruled" in button["class"].split() and "overruled" in page.text_in["ev-btn-0"]
+    assert "<b>5</b>" not in html, "code's finding quotes the page: it stays text"
+    assert "overruled" not in page.text_in["ev-1"], "a verdict no one disputed says nothing"
+    assert "overruled" in page.text_in["citation-check"], "and the appendix lists it"
 
 
 def test_the_question_asked_is_shown_above_the_report_escaped() -> None:

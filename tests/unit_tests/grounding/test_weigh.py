@@ -1,0 +1,92 @@
+"""Weighing the judge's verdict against the facts: what code finds for and against a verdict."""
+
+from typing import Any
+
+from deskresearch.grounding.citations import claims_of
+from deskresearch.grounding.lexical import Evidence
+from deskresearch.grounding.weigh import closest_facts, doubt, plainly_carried, weighed
+from tests.unit_tests.grounding.test_lexical import GERMAN, LEAD
+from tests.unit_tests.nodes.test_check_citations import pending
+
+HYDRO = Evidence(
+    id=2,
+    text="Hydrometallurgy recovers cobalt and nickel from the black mass. It needs acids.",
+    quotes=("Hydrometallurgy recovers cobalt and nickel from the black mass",),
+    claims=("Hydrometallurgy recovers cobalt and nickel from black mass.",),
+    language="en",
+)
+RATE = GERMAN  # "Rund 5 Prozent ...", claimed in English
+LEDGER = {1: LEAD, 2: HYDRO, 3: RATE}
+
+TRANSLATED = "Only about 5 percent of lithium-ion batteries are recycled today [3]."
+WRONG_FIGURE = "Only about 7 percent of lithium-ion batteries are recycled today [3]."
+WRONG_SOURCE = "Hydrometallurgy recovers cobalt and nickel from the black mass [1]."
+COMBINED = (
+    "About 99 percent of the lead is recovered [1], while hydrometallurgy recovers cobalt "
+    "and nickel from black mass [2]."
+)
+
+
+def test_a_sentence_is_split_into_the_claims_its_markers_close() -> None:
+    assert claims_of(COMBINED) == [
+        ("About 99 percent of the lead is recovered", [1]),
+        ("while hydrometallurgy recovers cobalt and nickel from black mass.", [2]),
+    ]
+    assert claims_of("Both say so [1][3].") == [("Both say so.", [1, 3])]
+    assert claims_of("It rose [1, 2] and fell later.") == [("It rose and fell later.", [1, 2])]
+    assert claims_of("Nothing cited.") == [("Nothing cited.", [])]
+
+
+def test_the_cited_facts_plainly_carry_a_translation_but_not_a_changed_figure() -> None:
+    carried = plainly_carried(TRANSLATED, [3], LEDGER)
+    assert carried is not None and carried.source == 3 and carried.quotes[0] == RATE.quotes[0]
+    assert plainly_carried(WRONG_FIGURE, [3], LEDGER) is None, "7 is not in the quote"
+    assert plainly_carried(WRONG_SOURCE, [1], LEDGER) is None, "source 1 says nothing of it"
+    assert plainly_carried(COMBINED, [1, 2], LEDGER) is not None, "each claim by its source"
+    swapped = COMBINED.replace("[1]", "[x]").replace("[2]", "[1]").replace("[x]", "[2]")
+    assert plainly_carried(swapped, [2, 1], LEDGER) is None, "each claim by the source it cites"
+
+
+def test_a_source_whose_facts_hold_too_little_of_a_claim_is_doubted() -> None:
+    assert "no fact of [1] holds" in doubt(WRONG_SOURCE, [1], 1, LEDGER)
+    assert doubt(WRONG_SOURCE, [1], 2, LEDGER) == "", "moved to source 2, which carries it"
+    assert doubt(TRANSLATED, [3], 3, LEDGER) == ""
+    assert doubt(COMBINED, [1, 2], 1, LEDGER) == "", "each claim held by the source it cites"
+    assert doubt("It rose a lot [1].", [1], 1, LEDGER) == "", "too few words to tell"
+    claims = closest_facts(COMBINED, [1, 2], None, LEDGER)
+    assert [c.facts[0][0] for c in claims] == [1, 2]
+    assert claims[1].facts[0][2] == HYDRO.claims[0], "each passage with what it says"
+
+
+def _weigh(sentence: str, cites: list[int], verdict: Any, source: int | None, quote: str) -> Any:
+    return weighed(pending(sentence, cites), verdict, source, quote, LEDGER)
+
+
+def test_a_false_supported_on_a_sentence_with_a_wrong_figure_is_overruled_by_code() -> None:
+    out = _weigh(WRONG_FIGURE, [3], "supported", 3, RATE.quotes[0])
+    assert out["status"] == "unsupported"
+    d = out["dispute"]
+    assert d["judge"] == "supported" and d["judge_quote"] == RATE.quotes[0]
+    assert d["settled_by"] == "code" and d["overruled"] and "figure(s) 7" in d["found"]
+
+
+def test_a_false_unsupported_on_a_sentence_its_quote_carries_is_disputed_not_removed() -> None:
+    out = _weigh(TRANSLATED, [3], "unsupported", None, "")
+    assert out["status"] == "disputed" and out["quote"] == RATE.quotes[0]
+    d = out["dispute"]
+    assert d["judge"] == "unsupported" and d["settled_by"] == "unsettled" and not d["overruled"]
+    assert d["found"].startswith("the facts of [3] carry it") and d["asked_again"] == []
+
+
+def test_a_supported_whose_source_does_not_carry_the_sentence_is_disputed() -> None:
+    out = _weigh(WRONG_SOURCE, [1], "supported", 1, LEAD.quotes[0])
+    assert out["status"] == "disputed" and "no fact of [1] holds" in out["dispute"]["found"]
+
+
+def test_a_verdict_the_facts_bear_out_is_taken_as_it_stands() -> None:
+    out = _weigh(TRANSLATED, [3], "supported", 3, RATE.quotes[0])
+    assert (out["status"], out.get("dispute")) == ("supported", None)
+    out = _weigh(WRONG_SOURCE, [1], "other_source", 2, HYDRO.quotes[0])
+    assert (out["status"], out["source"], out.get("dispute")) == ("re-cited", 2, None)
+    out = _weigh(WRONG_SOURCE, [1], "unsupported", None, "")
+    assert (out["status"], out.get("dispute")) == ("unsupported", None), "nothing carries it"
