@@ -66,7 +66,7 @@ class ModelFields:
             title="Model for writing the report",
             json_schema_extra={**_MODEL_PICKER, **MODELS},
             min_length=1,
-            description="Model that writes the final report (one call, long output); provider:model as for summary_model.",
+            description="Model that writes the report and plans it, reflects after each round, weighs the evidence (one call, only when sources may disagree) and takes the third look at a disputed citation; provider:model as for summary_model.",
         ),
     ] = "gpt-4o"
     report_mode: Annotated[
@@ -82,7 +82,7 @@ class ModelFields:
         Field(
             title="Check every citation",
             json_schema_extra=MODELS,
-            description="Check every cited sentence against the source it cites: words and figures by code, the rest by the judge model (batches judged at the same time); sentences pinned on the wrong source are re-cited, unsupported ones rewritten once or removed. Verdicts in the result's citations. false: citations are left unchecked.",
+            description="Check every cited sentence against the source it cites: words and figures by code, the rest by the judge model (batches judged at the same time); sentences pinned on the wrong source are re-cited, unsupported ones rewritten once or removed. A judge's verdict the sources' facts contradict is asked again, differently (in the rewrite call, then once by the report model); a sentence still in doubt stays, marked unchecked. Verdicts in the result's citations. false: citations are left unchecked.",
         ),
     ] = True
     judge_model: Annotated[
