@@ -40,11 +40,13 @@ class Evidence:
 
     @property
     def statements(self) -> tuple[str, ...]:
-        """What the source states in so many words: its facts' quotes, and its date.
+        """What the source states in so many words: its facts' quotes, and its year.
 
-        The date counts, so a sentence may date a source's figure by it ("in 2018, ... [2]").
+        The year counts, so a sentence may date a source's figure by it ("in 2018, ... [2]");
+        the day and month do not: as figures they would back any small number ("5 percent").
         """
-        return self.quotes + ((f"published {self.published}",) if self.published else ())
+        year = self.published[:4]
+        return self.quotes + ((f"published in {year}",) if year.isdigit() else ())
 
 
 @dataclass(frozen=True)
