@@ -10,6 +10,7 @@ DeskResearchError
 │   ├── SearchError    .backend, .query, .reason
 │   └── FetchError     .url, .reason ("timeout", "too_many_redirects", "not_html", "http_404", ...)
 │       └── RefusedURL the network policy refuses the URL (scheme, address, malformed): never a source
+├── RunFailed          a run ended with an error on the server that ran it
 └── ModelOutputError   the model answered, but not in the shape we asked for
 
 ``ConfigError`` subclasses ``ValueError`` so callers that validate input can catch it as such.
@@ -70,6 +71,24 @@ class Unreachable(ServiceError):
 
     Raised by the pre-flight (services.preflight) before anything is sent or saved.
     """
+
+
+def in_words(exc: BaseException, timeout_s: float) -> str:
+    """A failed connection in words, not a class name: refused, timed out, or its own text.
+
+    httpx says "All connection attempts failed" (its class: ConnectError) for a refused one.
+    """
+    text = " ".join(str(exc).split())
+    name = type(exc).__name__
+    if (
+        "refused" in text.lower()
+        or name == "ConnectError"
+        or isinstance(exc, ConnectionRefusedError)
+    ):
+        return "nothing accepts connections there"
+    if "Timeout" in name or isinstance(exc, TimeoutError):
+        return f"no answer within {timeout_s:g} s"
+    return text[:160] or "the connection failed"
 
 
 NO_ENDPOINT = (
@@ -139,6 +158,10 @@ class RefusedURL(FetchError):
 
     def __init__(self, url: str, reason: str) -> None:
         super().__init__(url, reason, transient=False)
+
+
+class RunFailed(DeskResearchError):
+    """A run ended with an error on the server that ran it; the message is one line."""
 
 
 class ModelOutputError(DeskResearchError):

@@ -84,7 +84,7 @@ def test_ctrl_c_after_a_stage_then_resume_finishes_the_same_report(
                     break
             rest = first.stderr.read()
             code = first.wait(timeout=60)
-        thread = re.search(r"--resume (\w+)", banner)
+        thread = re.search(r"--resume ([\w-]+)", banner)
         assert thread, banner + rest
         assert code in (0, 130), banner + rest  # finished before the signal, or interrupted
         resumed = subprocess.run(

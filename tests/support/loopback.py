@@ -125,6 +125,8 @@ class FakeWeb:
     hosts: int = 1  # pages are spread over 127.0.0.1 … 127.0.0.<hosts> (all loopback)
     written: dict[str, bytes] = field(default_factory=dict)  # path → a page written for a test
     models_status: int = 200  # what GET /v1/models answers (401: a rejected key)
+    # What GET /v1/models lists, as a real server does (the fake answers to any name).
+    served_models: tuple[str, ...] = ("gpt-4o-mini", "gpt-4o")
     content_search: bool = False  # rank results by the words a query shares with each page
     _words: dict[str, set[str]] = field(default_factory=dict)  # path → its words (content_search)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -294,8 +296,11 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path == "/v1/models":  # the pre-flight's "does the endpoint answer": no page fetch
             status = self.web.models_status
-            return self._json(status, {"object": "list", "data": [{"id": "fake", "object": "model"}]}
-                              if status == 200 else {"error": {"message": f"HTTP {status}"}})  # fmt: skip
+            listed = [{"id": m, "object": "model"} for m in self.web.served_models]
+            return self._json(status, {"object": "list", "data": listed} if status == 200
+                              else {"error": {"message": f"HTTP {status}"}})  # fmt: skip
+        if path == "/":  # a search engine's front page: the pre-flight's "does it answer"
+            return self._json(200, {"service": "loopback web"})
         if path == "/searxng/search":
             query = parse_qs(urlsplit(self.path).query).get("q", [""])[0]
             return self._engine("searxng", query, searxng_json, "application/json")

@@ -8,7 +8,7 @@ from rich.console import Console
 from deskresearch.batch.board import Board, pick_mode
 from deskresearch.batch.summary import BatchSummary, failed_row, row_for
 from deskresearch.batch.topics import BadLine, Topic
-from deskresearch.cli.progress import LINES
+from deskresearch.session.tracker import LINES
 
 PANEL = sorted(
     (line.label for line in LINES), key=len, reverse=True
