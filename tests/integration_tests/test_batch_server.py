@@ -2,17 +2,34 @@
 
 from pathlib import Path
 
-from tests.integration_tests.test_server import server, web  # noqa: F401 - the same fixtures
+import pytest
+
+from tests.integration_tests.conftest import SERVED
 from tests.support.batches import batch, calls_per_topic, summary, write_topics
 from tests.support.loopback import FakeWeb
 from tests.support.runs import loopback_env
+
+pytestmark = pytest.mark.xdist_group(SERVED)
+
+
+@pytest.fixture
+def web(served_web: FakeWeb) -> FakeWeb:
+    """The loopback web of the shared server (tests/integration_tests/conftest.py)."""
+    return served_web
+
+
+@pytest.fixture
+def server(served: str) -> str:
+    """The shared `langgraph dev` (tests/integration_tests/conftest.py)."""
+    return served
+
 
 TOPICS = ["EV battery recycling", "Night trains in Europe", "Heat pumps in old houses"]
 
 
 def test_a_batch_on_a_server_writes_every_report_and_a_rerun_asks_nothing(
-    server: str,  # noqa: F811
-    web: FakeWeb,  # noqa: F811
+    server: str,
+    web: FakeWeb,
     tmp_path: Path,
 ) -> None:
     file = write_topics(tmp_path / "topics.txt", TOPICS)

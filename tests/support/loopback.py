@@ -25,6 +25,13 @@ from tests.support.fake_model import FakeModel, stage_of
 from tests.support.fake_reflect import words
 from tests.support.hostile import PAGE_FAULTS, PAGES, page_bytes, respond, send
 
+HOLD_MAX_S = 120.0  # a held request goes on after this long, whatever the test did
+
+
+def _set(event: threading.Event) -> threading.Event:
+    event.set()
+    return event
+
 
 @dataclass(frozen=True)
 class Latency:
@@ -130,6 +137,7 @@ class FakeWeb:
     content_search: bool = False  # rank results by the words a query shares with each page
     _words: dict[str, set[str]] = field(default_factory=dict)  # path → its words (content_search)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _open: threading.Event = field(default_factory=lambda: _set(threading.Event()))
 
     @property
     def base(self) -> str:
@@ -146,11 +154,24 @@ class FakeWeb:
         return f"http://127.0.0.{host}:{self.port}{path}"
 
     def record(self, call: Call) -> None:
-        """Sleep for the call's simulated duration and log it."""
+        """Wait while the web is held, sleep for the call's simulated duration, log it."""
+        self._open.wait(timeout=HOLD_MAX_S)
         if call.seconds > 0:
             time.sleep(call.seconds)
         with self._lock:
             self.log.append(call)
+
+    def hold(self) -> None:
+        """Answer nothing from now on until ``release``: a run in flight stays in flight.
+
+        What a test that interrupts a run waits for is a state (the run is mid-way and cannot
+        finish), never a time: on a loaded machine the run would otherwise finish first.
+        """
+        self._open.clear()
+
+    def release(self) -> None:
+        """Answer again (requests held so far go on)."""
+        self._open.set()
 
     def page_fault(self, path: str) -> str:
         """Whether a page is hostile, and how: fixed by its path (a retry meets the same fault)."""
