@@ -27,7 +27,7 @@ from deskresearch.services.storage.checkpoints import (
 )
 from deskresearch.session.plan import Plan
 from deskresearch.session.settings import PLACES
-from deskresearch.session.store import RunRow, list_runs
+from deskresearch.session.store import OUTPUT_DIR_KEY, RunRow, list_runs
 
 Chunk = tuple[str, Any]  # ("custom" | "tasks" | "values", data)
 
@@ -71,6 +71,11 @@ class LocalGraph:
         self._graph: Any = None
         self._saver: Any = None
         self._lock = asyncio.Lock()
+
+    @property
+    def opened(self) -> bool:
+        """Whether the store is open (the graph built on it)."""
+        return self._graph is not None
 
     def exists(self) -> bool:
         """Whether the store holds anything yet (a SQLite file that is not there holds nothing)."""
@@ -138,6 +143,11 @@ class LocalGraph:
         await self.graph()
         return await list_runs(self._saver, limit)
 
+    async def folder(self, thread: str) -> str:
+        """Where the run recorded its files go (its -o), "" when it did not say."""
+        state = await (await self.graph()).aget_state({"configurable": {"thread_id": thread}})
+        return str((state.metadata or {}).get(OUTPUT_DIR_KEY) or "")
+
     async def delete(self, thread: str) -> None:
         """Delete the thread and every checkpoint of it."""
         await self.graph()
@@ -188,7 +198,7 @@ class ServerGraph:
         return self._client
 
     async def check(self) -> None:
-        """The pre-flight of a server: it answers.
+        """The pre-flight of a server: it answers (``GET /ok``, one quick request, no retries).
 
         Raises:
             Unreachable: nothing answers at the URL.
@@ -196,14 +206,13 @@ class ServerGraph:
         import httpx
 
         try:
-            await self.client().assistants.search(limit=1)
-        except httpx.HTTPError as exc:
+            async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
+                await client.get(f"{(self.url or '').rstrip('/')}/ok")
+        except httpx.TransportError as exc:
             raise Unreachable(
                 f"no LangGraph server answers at {self.url} ({in_words(exc, TIMEOUT_S)}). Start one "
                 "(langgraph dev), or fix the URL (it comes from the flag --server)"
             ) from None
-        finally:
-            await self.close()  # its connections belong to this event loop
 
     async def close(self) -> None:
         """Close the client."""

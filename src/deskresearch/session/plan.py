@@ -71,12 +71,20 @@ class Plan:
         return None if self.resumed else {"topic": self.topic}
 
 
-def admit(settings: Settings, *, entry: Entry, environ: Mapping[str, str] | None = None) -> Context:
+def admit(
+    settings: Settings,
+    *,
+    entry: Entry,
+    environ: Mapping[str, str] | None = None,
+    store_open: bool = False,
+) -> Context:
     """The settings of a run checked, and what needs no network: its Context.
 
     Validation (each bad value with its origin), the rules that hold wherever a value came
     from, then the local pre-flight: the output folder, the checkpoint store, the cache file,
     the model endpoints' URLs and keys, the search settings, a review answer file.
+    ``store_open``: the session holds the checkpoint store open already (its runs write there):
+    it was checked when it opened, and a second writer's probe would only wait for theirs.
 
     Raises:
         ConfigError: the first problem found, in one line with its origin and the fix.
@@ -84,7 +92,7 @@ def admit(settings: Settings, *, entry: Entry, environ: Mapping[str, str] | None
     ctx = context_from(settings)
     check_rules(settings, ctx, reviewer=entry.reviewer, locked=entry.locked)
     check_local(ctx, output_dir=place(settings, "output_dir"),
-                checkpoints=place(settings, "checkpoints"), origins=origins(settings),
+                checkpoints=None if store_open else place(settings, "checkpoints"), origins=origins(settings),
                 environ=os.environ if environ is None else environ,
                 providers=entry.providers)  # fmt: skip
     return ctx
@@ -98,6 +106,7 @@ def prepare(
     thread: str | None = None,
     saved: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
+    store_open: bool = False,
 ) -> Plan:
     """Admit a run: its settings, topic, folders, files, URLs and keys checked; nothing sent.
 
@@ -114,7 +123,7 @@ def prepare(
                 dict(saved or {}) or None)  # fmt: skip
     if plan.finished:
         return plan
-    admit(settings, entry=entry, environ=environ)
+    admit(settings, entry=entry, environ=environ, store_open=store_open)
     review = place(settings, "review")
     if review and review != "-":
         return replace(plan, answer=answer_file(review, settings["review"].origin))

@@ -125,7 +125,8 @@ class Session:
 
         def admitted() -> Plan:
             given = gather(settings) if isinstance(settings, Sources) else settings
-            return prepare(topic, given, entry=self.entry, thread=thread, saved=saved)
+            return prepare(topic, given, entry=self.entry, thread=thread, saved=saved,
+                           store_open=self.engine_open)  # fmt: skip
 
         plan = await asyncio.to_thread(admitted)  # files are read: off the event loop
         await self._reach(plan)
@@ -147,7 +148,8 @@ class Session:
 
         def admitted() -> Plan:
             given = gather(sources, saved=saved.get("settings") or {}, thread=thread)
-            return prepare(None, given, entry=self.entry, thread=thread, saved=saved)
+            return prepare(None, given, entry=self.entry, thread=thread, saved=saved,
+                           store_open=self.engine_open)  # fmt: skip
 
         plan = await asyncio.to_thread(admitted)
         await self._reach(plan)
@@ -158,13 +160,30 @@ class Session:
     ) -> dict[str, Any]:
         """The thread's saved state; a local store is checked before it is opened."""
         if isinstance(self.engine, LocalGraph):
-            where = origins(settings) if isinstance(settings, dict) else {}
+            store = await self._store(origins(settings) if isinstance(settings, dict) else {})
+            if must_exist and not store.exists():
+                raise ConfigError(f"no runs saved in {store.where} yet: check --checkpoints")
+        return await self.engine.saved(thread) if thread else {}
+
+    async def _store(self, where: dict[str, str] | None = None) -> LocalGraph:
+        """The local store, checked before it is first opened (not while runs write there).
+
+        Raises:
+            ConfigError: the engine is a server's, or the store cannot be opened.
+        """
+        if not isinstance(self.engine, LocalGraph):
+            raise ConfigError(f"the runs on {self.engine.where} are kept there")
+        if not self.engine_open:
+            where = dict(where or {})
             if self.store is not None:
                 where.setdefault("checkpoints", self.store.origin)
             await asyncio.to_thread(check_store, self.engine.location, origins=where)
-            if must_exist and not self.engine.exists():
-                raise ConfigError(f"no runs saved in {self.engine.where} yet: check --checkpoints")
-        return await self.engine.saved(thread) if thread else {}
+        return self.engine
+
+    @property
+    def engine_open(self) -> bool:
+        """The local store is open (a run of this session opened it)."""
+        return isinstance(self.engine, LocalGraph) and self.engine.opened
 
     async def _reach(self, plan: Plan) -> None:
         ctx = plan.context
@@ -288,10 +307,7 @@ class Session:
 
     async def runs(self, limit: int = 20) -> list[RunRow]:
         """The store's runs, newest first, with the files each wrote (its folder, or ours)."""
-        if not isinstance(self.engine, LocalGraph):
-            raise ConfigError(f"runs are listed by {self.engine.where}")
-        check_store(self.engine.location, origins=self._store_origins())
-        rows = await self.engine.runs(limit)
+        rows = await (await self._store()).runs(limit)
         attach_files(rows, self.files.path if self.files else None)
         return rows
 
@@ -312,20 +328,15 @@ class Session:
         Raises:
             ConfigError: no run has this thread id.
         """
-        if not isinstance(self.engine, LocalGraph):
-            raise ConfigError(f"runs on {self.engine.where} are deleted there")
-        check_store(self.engine.location, origins=self._store_origins())
-        if not await self.engine.saved(thread):
+        store = await self._store()
+        if not await store.saved(thread):
             raise ConfigError(f"no run with thread id {thread!r} in {self.engine.where}")
         folders = {self.files.path} if self.files else set()
-        folders |= {Path(r.folder) for r in await self.engine.runs(10_000)
-                    if r.thread_id == thread and r.folder}  # fmt: skip
-        files = [f for folder in folders for f in documents(folder).get(thread, [])]
-        await self.engine.delete(thread)
-        return remove(files)
-
-    def _store_origins(self) -> dict[str, str]:
-        return {"checkpoints": self.store.origin} if self.store else {}
+        if recorded := await store.folder(thread):
+            folders.add(Path(recorded))
+        files = {f for folder in folders for f in documents(folder).get(thread, [])}
+        await store.delete(thread)
+        return remove(sorted(files))
 
 
 async def _emit(on_event: OnEvent | None, event: dict[str, Any]) -> None:

@@ -12,25 +12,13 @@ from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client
 from typing_extensions import TypedDict
 
-from tests.integration_tests.conftest import SERVED
+from tests.integration_tests.served.conftest import SERVED
 from tests.integration_tests.test_examples import run_example
 from tests.support.loopback import FakeWeb
 from tests.support.runs import run
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group(SERVED)]
-
-
-@pytest.fixture
-def web(served_web: FakeWeb) -> FakeWeb:
-    """The loopback web of the shared server (tests/integration_tests/conftest.py)."""
-    return served_web
-
-
-@pytest.fixture
-def server(served: str) -> str:
-    """The shared `langgraph dev` (tests/integration_tests/conftest.py)."""
-    return served
 
 
 async def test_the_sdk_sees_the_assistant_and_its_schemas(server: str) -> None:

@@ -15,23 +15,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import TextContent, TextResourceContents
 
 from deskresearch.mcp.result import MAX_RESULT_CHARS
-from tests.integration_tests.conftest import SERVED
+from tests.integration_tests.served.conftest import SERVED
 from tests.integration_tests.test_examples import run_example
 from tests.support.loopback import FakeWeb, Latency
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group(SERVED)]
-
-
-@pytest.fixture
-def web(served_web: FakeWeb) -> FakeWeb:
-    """The loopback web of the shared server (tests/integration_tests/conftest.py)."""
-    return served_web
-
-
-@pytest.fixture
-def server(served: str) -> str:
-    """The shared `langgraph dev` (tests/integration_tests/conftest.py)."""
-    return served
 
 
 async def call(

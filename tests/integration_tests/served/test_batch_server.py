@@ -4,24 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration_tests.conftest import SERVED
+from tests.integration_tests.served.conftest import SERVED
 from tests.support.batches import batch, calls_per_topic, summary, write_topics
 from tests.support.loopback import FakeWeb
 from tests.support.runs import loopback_env
 
 pytestmark = pytest.mark.xdist_group(SERVED)
-
-
-@pytest.fixture
-def web(served_web: FakeWeb) -> FakeWeb:
-    """The loopback web of the shared server (tests/integration_tests/conftest.py)."""
-    return served_web
-
-
-@pytest.fixture
-def server(served: str) -> str:
-    """The shared `langgraph dev` (tests/integration_tests/conftest.py)."""
-    return served
 
 
 TOPICS = ["EV battery recycling", "Night trains in Europe", "Heat pumps in old houses"]

@@ -1,9 +1,9 @@
-"""Set-ups shared across test modules: one `langgraph dev` (and its loopback web) for every test
-that drives a served graph the same way (test_server, test_served_clients, test_batch_server).
+"""One `langgraph dev` (and its loopback web) for every test here: the SDK and Studio's API, the
+served MCP tool, chat and A2A, and a batch on a server all drive it the same way.
 
 Starting a server takes seconds of CPU; these modules ask it the same questions under the same
-deployment settings, so they share one. Under pytest-xdist their tests run on one worker (the
-``xdist_group`` they carry), which holds the server once.
+deployment settings, so they share one (``server``, ``web``). Under pytest-xdist their tests run
+on one worker (the ``xdist_group`` each module carries), which holds the server once.
 """
 
 from __future__ import annotations
@@ -38,3 +38,15 @@ def served(served_web: FakeWeb, tmp_path_factory: pytest.TempPathFactory) -> Ite
     )
     with dev_server(env, tmp_path_factory.mktemp("server") / "server.log") as url:
         yield url
+
+
+@pytest.fixture
+def web(served_web: FakeWeb) -> FakeWeb:
+    """The shared server's loopback web (what its runs search, read and ask)."""
+    return served_web
+
+
+@pytest.fixture
+def server(served: str) -> str:
+    """The shared server's URL."""
+    return served
