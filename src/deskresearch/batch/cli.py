@@ -185,7 +185,7 @@ def _session(args: argparse.Namespace, entry: Entry, sources: Sources) -> Sessio
     files = ReportFiles(settings["output_dir"], args.format,
                         earlier={t: list(r.get("files") or []) for t, r in rows.items()})  # fmt: skip
     if args.server:
-        from deskresearch.session.engines import ServerGraph
+        from deskresearch.session.server import ServerGraph
 
         engine = ServerGraph(args.server, assistant=args.assistant, detach=True,
                              source="deskresearch batch")  # fmt: skip
@@ -222,7 +222,7 @@ def _preflight(args: argparse.Namespace, session: Session, sources: Sources, ent
     settings = gather(sources)
     ctx = admit(settings, entry=entry)
     if args.server:
-        from deskresearch.session.engines import ServerGraph
+        from deskresearch.session.server import ServerGraph
 
         assert isinstance(session.engine, ServerGraph)
         asyncio.run(session.engine.check())

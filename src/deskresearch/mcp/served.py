@@ -24,8 +24,8 @@ from typing import Any
 from mcp.server.transport_security import TransportSecuritySettings
 
 from deskresearch.mcp.tool import ENTRY, Runner, build_server
-from deskresearch.session.engines import ServerGraph
 from deskresearch.session.run import Outcome, Session
+from deskresearch.session.server import ServerGraph
 from deskresearch.session.settings import Sources
 
 ASSISTANT = "researcher"  # the graph id in langgraph.json

@@ -11,7 +11,7 @@ The API, as an entry point (or the web UI) uses it::
 
     sources = Sources(caller=form, caller_name="the page", defaults={"output_dir": folder})
     settings = gather(sources)                      # name → Given(value, origin, fix, kind)
-    problems(settings)                              # per field, before anything is spent
+    problems(settings, topic=topic)                 # per field, before anything is spent
     async with Session(entry=Entry("the page", reviewer=True), store=settings["checkpoints"],
                        files=ReportFiles(settings["output_dir"], "md+html"),
                        reviewer=ask_the_page) as session:
@@ -28,7 +28,7 @@ The API, as an entry point (or the web UI) uses it::
 - ``plan``: ``prepare`` admits a run (settings, topic, files, the local pre-flight), ``reach``
   runs the network pre-flight; nothing is sent or saved before both passed.
 - ``run``: ``Session`` (start, resume, run, runs, delete, report); ``engines``: the graph here on
-  a checkpoint store (``LocalGraph``) or on a LangGraph server (``ServerGraph``).
+  a checkpoint store (``LocalGraph``); ``server``: on a LangGraph server (``ServerGraph``).
 - ``reports`` and ``files``: a run's report files, written once, with one message when they
   cannot be; ``store``: the runs of a store; ``tracker``: counts and timings from the stream.
 - ``options`` and ``style``: the settings as command-line options, exit codes, the error line.
@@ -51,7 +51,7 @@ _EXPORTS = {
     "Session": "run",
     "Outcome": "run",
     "LocalGraph": "engines",
-    "ServerGraph": "engines",
+    "ServerGraph": "server",
     "Tracker": "tracker",
 }
 __all__ = list(_EXPORTS)

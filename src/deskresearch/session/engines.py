@@ -1,11 +1,11 @@
-"""Where a session's graph runs: here on a checkpoint store, or on a LangGraph server.
+"""Where a session's graph runs: the ``Engine`` questions, and ``LocalGraph`` (this process).
 
-Both answer the same few questions for ``session.run.Session``: what a thread has saved, the
-stream of a run (progress events, task starts and ends, the state as it grows), whether it
-paused for a review, and how to continue it by hand. ``LocalGraph`` opens the store and builds
-the graph once, at the first run that passed its pre-flight, and every run of the session shares
-it (its limits, its cache). ``ServerGraph`` drives the graph a LangGraph server hosts through
-langgraph-sdk: the server's checkpoints, keys and environment; only what this side chose is sent.
+An engine answers a few questions for ``session.run.Session``: what a thread has saved, the
+stream of a run (progress events, task starts and ends, the state as it grows), and whether it
+paused for a review. ``LocalGraph`` opens the checkpoint store and builds the graph once, at
+the first run that passed its pre-flight, and every run of the session shares it (its limits,
+its cache); it also lists and deletes the store's runs. ``session.server.ServerGraph`` drives
+the graph a LangGraph server hosts.
 """
 
 from __future__ import annotations
@@ -18,16 +18,14 @@ from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 
-from deskresearch.errors import ConfigError, RunFailed, Unreachable, in_words
-from deskresearch.services.preflight import TIMEOUT_S
 from deskresearch.services.storage.checkpoints import (
     POSTGRES_SCHEMES,
     describe,
     open_checkpointer,
 )
 from deskresearch.session.plan import Plan
-from deskresearch.session.settings import PLACES
-from deskresearch.session.store import OUTPUT_DIR_KEY, RunRow, list_runs
+from deskresearch.session.reports import documents, remove
+from deskresearch.session.store import OUTPUT_DIR_KEY, RunRow, attach_files, list_runs
 
 Chunk = tuple[str, Any]  # ("custom" | "tasks" | "values", data)
 
@@ -136,22 +134,31 @@ class LocalGraph:
             if isinstance(chunk, dict) and (mode != "values" or not namespace):
                 yield mode, chunk
 
-    async def runs(self, limit: int) -> list[RunRow]:
-        """The runs of the store, newest first."""
+    async def runs(self, limit: int, folder: Path | None = None) -> list[RunRow]:
+        """The runs of the store, newest first, with the files each wrote (its folder, or this)."""
         if not self.exists():
             return []
         await self.graph()
-        return await list_runs(self._saver, limit)
+        rows = await list_runs(self._saver, limit)
+        attach_files(rows, folder)
+        return rows
 
     async def folder(self, thread: str) -> str:
         """Where the run recorded its files go (its -o), "" when it did not say."""
         state = await (await self.graph()).aget_state({"configurable": {"thread_id": thread}})
         return str((state.metadata or {}).get(OUTPUT_DIR_KEY) or "")
 
-    async def delete(self, thread: str) -> None:
-        """Delete the thread and every checkpoint of it."""
+    async def delete(self, thread: str, folder: Path | None = None) -> list[str]:
+        """Delete the thread, every checkpoint of it, and its files; the files removed.
+
+        The files are found by thread id in ``folder`` and in the folder the run recorded.
+        """
+        folders = {folder} if folder else set()
+        folders |= {Path(f) for f in [await self.folder(thread)] if f}
+        files = {f for place in folders for f in documents(place).get(thread, [])}
         await self.graph()
         await self._saver.adelete_thread(thread)
+        return remove(sorted(files))
 
     def resumable(self) -> bool:
         """Whether a run here can be continued later (not in memory)."""
@@ -160,129 +167,3 @@ class LocalGraph:
     def shared(self) -> bool:
         """Whether other machines reach the store (a Ray batch needs it)."""
         return self.location.startswith(POSTGRES_SCHEMES)
-
-
-class ServerGraph:
-    """The graph a LangGraph server hosts, driven through langgraph-sdk.
-
-    Args:
-        url: the server (None: the server this code runs in, through its in-process client).
-        assistant: the graph or assistant id.
-        detach: a run goes on on the server when this side stops following it (a batch
-            killed half-way); otherwise a cancelled call interrupts it (its checkpoints stay).
-        source: recorded in each thread's metadata (who started it).
-    """
-
-    def __init__(
-        self, url: str | None, *, assistant: str = "researcher", detach: bool = False,
-        source: str = "deskresearch",
-    ) -> None:  # fmt: skip
-        self.url, self.assistant, self.detach, self.source = url, assistant, detach, source
-        self.where = f"the server {url}" if url else "this server"
-        self._client: Any = None
-
-    def client(self) -> Any:
-        """The langgraph-sdk client (made at the first call).
-
-        Raises:
-            ConfigError: langgraph-sdk is not installed.
-        """
-        if self._client is None:
-            try:
-                from langgraph_sdk import get_client
-            except ImportError:
-                raise ConfigError("a LangGraph server needs langgraph-sdk: pip install "
-                                  "langgraph-sdk") from None  # fmt: skip
-            # No read timeout: a report can take longer to write than a default allows.
-            self._client = get_client(url=self.url, timeout=(5.0, None, 300.0, 5.0))
-        return self._client
-
-    async def check(self) -> None:
-        """The pre-flight of a server: it answers (``GET /ok``, one quick request, no retries).
-
-        Raises:
-            Unreachable: nothing answers at the URL.
-        """
-        import httpx
-
-        try:
-            async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
-                await client.get(f"{(self.url or '').rstrip('/')}/ok")
-        except httpx.TransportError as exc:
-            raise Unreachable(
-                f"no LangGraph server answers at {self.url} ({in_words(exc, TIMEOUT_S)}). Start one "
-                "(langgraph dev), or fix the URL (it comes from the flag --server)"
-            ) from None
-
-    async def close(self) -> None:
-        """Close the client."""
-        if self._client is not None and self.url is not None:
-            await self._client.aclose()
-        self._client = None
-
-    async def saved(self, thread: str) -> dict[str, Any]:
-        """The thread's state on the server ({} when it has none or does not exist)."""
-        import httpx
-
-        try:
-            state = await self.client().threads.get_state(thread)
-        except httpx.HTTPStatusError:  # an unknown or malformed id: 404 / 422
-            return {}
-        values = state.get("values") if isinstance(state, dict) else None
-        return dict(values) if isinstance(values, dict) else {}
-
-    async def paused(self, thread: str) -> list[Any]:
-        """Whether the server's run waits (its state has a next step but no result)."""
-        from deskresearch.report.outcome import finished
-
-        state = await self.client().threads.get_state(thread)
-        values = state.get("values") or {}
-        waiting = state.get("next") and not finished(values if isinstance(values, dict) else {})
-        return [state.get("tasks")] if waiting else []
-
-    async def stream(
-        self, plan: Plan, command: Any, config: RunnableConfig
-    ) -> AsyncIterator[Chunk]:
-        """Start the run on the server (or join the one going there); yield its progress events.
-
-        Only the settings this side chose (a caller's, a flag's) are sent: the server's own
-        environment supplies the rest, and its lock refuses what a caller may not change.
-        """
-        import anyio
-
-        client, tid = self.client(), plan.thread
-        await client.threads.create(thread_id=tid, if_exists="do_nothing",
-                                    metadata={"source": self.source, "topic": plan.topic})  # fmt: skip
-        active = [r for r in await client.runs.list(tid, limit=5)
-                  if r["status"] in ("pending", "running")]  # fmt: skip
-        chosen = {n: g.value for n, g in plan.settings.items()
-                  if g.kind in ("caller", "flag", "config") and n not in PLACES}  # fmt: skip
-        if active:  # this side died, the server's run did not: follow it again
-            parts = client.runs.join_stream(tid, active[0]["run_id"])
-        else:
-            parts = client.runs.stream(
-                tid, self.assistant, input=command,
-                context={**chosen, "review_plan": plan.context.review_plan},
-                stream_mode=["custom"], stream_subgraphs=True, multitask_strategy="reject",
-                **({"on_disconnect": "continue"} if self.detach else {}),
-            )  # fmt: skip
-        run_id = active[0]["run_id"] if active else ""
-        try:
-            async for part in parts:
-                kind = part.event.split("|")[0]
-                if kind == "metadata" and isinstance(part.data, dict):
-                    run_id = str(part.data.get("run_id") or run_id)
-                elif kind == "custom" and isinstance(part.data, dict):
-                    yield "custom", part.data
-                elif kind == "error":
-                    data = part.data if isinstance(part.data, dict) else {"message": part.data}
-                    raise RunFailed(str(data.get("message") or data.get("error") or data))
-        except anyio.get_cancelled_exc_class():
-            if run_id and not self.detach:  # stop the server's run too; its checkpoints stay
-                with anyio.CancelScope(shield=True):
-                    await client.runs.cancel(tid, run_id, action="interrupt")
-            raise
-
-    def resumable(self) -> bool:
-        """A server's runs are always checkpointed."""
-        return True

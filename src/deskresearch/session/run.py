@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,20 +20,16 @@ from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 
-from deskresearch.config.context import Problem
 from deskresearch.errors import ConfigError, RunFailed
 from deskresearch.report.outcome import check, finished
 from deskresearch.runscope import METER_KEY, RunMeter
 from deskresearch.services.preflight import check_store
-from deskresearch.services.storage.checkpoints import describe
 from deskresearch.session.engines import Engine, LocalGraph
-from deskresearch.session.options import DEFAULT_OUTPUT
 from deskresearch.session.plan import Entry, Plan, prepare, reach
-from deskresearch.session.reports import ReportFiles, Written, documents, remove
-from deskresearch.session.settings import Given, Settings, Sources, gather, origins, problems
-from deskresearch.session.store import OUTPUT_DIR_KEY, RunRow, attach_files
+from deskresearch.session.reports import ReportFiles, Written
+from deskresearch.session.settings import Given, Settings, Sources, gather, origins
+from deskresearch.session.store import OUTPUT_DIR_KEY, RunRow, resume_command
 from deskresearch.session.tracker import Tracker
-from deskresearch.text.clean import clean_topic
 from deskresearch.tracing import run_config
 
 OnEvent = Callable[[dict[str, Any]], Awaitable[None] | None]
@@ -98,20 +93,6 @@ class Session:
 
     # ---- admitting a run --------------------------------------------------------------------
 
-    def problems(self, topic: str, sources: Sources) -> list[Problem]:
-        """Every invalid setting, one per field, and a bad topic (for a form; nothing is run).
-
-        Raises:
-            ConfigError: the sources themselves cannot be read (a config file).
-        """
-        settings = gather(sources)
-        found = problems(settings)
-        try:
-            clean_topic(topic)
-        except ConfigError as exc:
-            found.append(Problem("topic", topic, "", str(exc), ""))
-        return found
-
     async def start(
         self, topic: str, settings: Settings | Sources, *, thread: str | None = None
     ) -> Plan:
@@ -122,15 +103,7 @@ class Session:
             Unreachable: a server the run needs does not answer.
         """
         saved = await self._saved(thread, settings) if thread else {}
-
-        def admitted() -> Plan:
-            given = gather(settings) if isinstance(settings, Sources) else settings
-            return prepare(topic, given, entry=self.entry, thread=thread, saved=saved,
-                           store_open=self.engine_open)  # fmt: skip
-
-        plan = await asyncio.to_thread(admitted)  # files are read: off the event loop
-        await self._reach(plan)
-        return plan
+        return await self._admit(topic, settings, thread, saved)
 
     async def resume(self, thread: str, sources: Sources) -> Plan:
         """Admit the saved run ``thread`` again: the start of a run, with its saved values.
@@ -145,13 +118,21 @@ class Session:
                 f"no run with thread id {thread!r} in {self.engine.where}: `deskresearch runs` "
                 "lists the saved ones (and --checkpoints picks the store)"
             )
+        return await self._admit(None, sources, thread, saved)
+
+    async def _admit(
+        self, topic: str | None, settings: Settings | Sources, thread: str | None,
+        saved: dict[str, Any],
+    ) -> Plan:  # fmt: skip
+        """Gather (the saved run's settings in place of the environment's), prepare, reach."""
 
         def admitted() -> Plan:
-            given = gather(sources, saved=saved.get("settings") or {}, thread=thread)
-            return prepare(None, given, entry=self.entry, thread=thread, saved=saved,
+            given = settings if isinstance(settings, dict) else gather(
+                settings, saved=saved.get("settings") if saved else None, thread=thread or "")  # fmt: skip
+            return prepare(topic, given, entry=self.entry, thread=thread, saved=saved,
                            store_open=self.engine_open)  # fmt: skip
 
-        plan = await asyncio.to_thread(admitted)
+        plan = await asyncio.to_thread(admitted)  # files are read: off the event loop
         await self._reach(plan)
         return plan
 
@@ -204,12 +185,11 @@ class Session:
     ) -> Outcome:  # fmt: skip
         """Run the plan to its end; write its files; the outcome.
 
-        Progress events go to ``on_event`` as they come (the graph's, and the session's own:
-        ``{"stage": "research", "event": "started", "thread_id"}`` first, with ``"resumed": True``
-        when it continues a saved run);
-        ``tracker`` counts them (the CLI's panel reads it); ``meter`` hears every model call
-        (a batch's accounting). Cancelling the task that awaits this stops the run: every
-        finished step is saved, and ``resume`` continues it.
+        Progress events go to ``on_event`` as they come: the session's own first (``{"stage":
+        "research", "event": "started", "thread_id"}``, ``"resumed": True`` for a saved run),
+        then the graph's; ``tracker`` counts them (the CLI's panel reads it); ``meter`` hears
+        every model call (a batch's accounting). Cancelling the task that awaits this stops the
+        run: every finished step is saved, and ``resume`` continues it.
 
         Raises:
             ConfigError: the report files cannot be written (the run is saved), or the run
@@ -295,21 +275,14 @@ class Session:
 
     def resume_command(self, thread: str, folder: str | None = None) -> str:
         """The exact command that continues a run of this session (its store and folder)."""
-        words = ["deskresearch", "--resume", thread]
-        if self.store is not None and self.store.kind not in ("default", ""):
-            words += ["--checkpoints", describe(str(self.store.value))]
         folder = folder or (str(self.files.folder.value) if self.files else None)
-        if folder and folder != DEFAULT_OUTPUT:
-            words += ["-o", folder]
-        return " ".join(w if w == "DIR" else shlex.quote(w) for w in words)
+        return resume_command(thread, self.store, folder)
 
     # ---- the store ----------------------------------------------------------------------------
 
     async def runs(self, limit: int = 20) -> list[RunRow]:
         """The store's runs, newest first, with the files each wrote (its folder, or ours)."""
-        rows = await (await self._store()).runs(limit)
-        attach_files(rows, self.files.path if self.files else None)
-        return rows
+        return await (await self._store()).runs(limit, self.files.path if self.files else None)
 
     async def report(self, thread: str) -> str:
         """The whole report of a finished run.
@@ -331,12 +304,7 @@ class Session:
         store = await self._store()
         if not await store.saved(thread):
             raise ConfigError(f"no run with thread id {thread!r} in {self.engine.where}")
-        folders = {self.files.path} if self.files else set()
-        if recorded := await store.folder(thread):
-            folders.add(Path(recorded))
-        files = {f for folder in folders for f in documents(folder).get(thread, [])}
-        await store.delete(thread)
-        return remove(sorted(files))
+        return await store.delete(thread, self.files.path if self.files else None)
 
 
 async def _emit(on_event: OnEvent | None, event: dict[str, Any]) -> None:

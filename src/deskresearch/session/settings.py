@@ -31,6 +31,7 @@ from deskresearch.config.deployment import Deployment
 from deskresearch.errors import ConfigError
 from deskresearch.services.storage.checkpoints import CHECKPOINTS_ENV
 from deskresearch.session.options import OPTIONS
+from deskresearch.text.clean import clean_topic
 
 PLACES = ("output_dir", "checkpoints", "review")  # the run's own, not Context's
 _FLAGS = {"output_dir": "-o", "checkpoints": "--checkpoints", "review": "--review"}
@@ -148,8 +149,12 @@ def gather(
     return given
 
 
-def problems(settings: Mapping[str, Given]) -> list[Problem]:
-    """Every invalid value among ``settings``, one per field (empty: Context accepts them)."""
+def problems(settings: Mapping[str, Given], *, topic: str | None = None) -> list[Problem]:
+    """Every invalid value among ``settings``, one per field (empty: Context accepts them).
+
+    ``topic``: a form's question, checked too (a ``topic`` problem). Nothing is run or sent.
+    """
+    found = _topic_problem(topic) if topic is not None else []
 
     def origin_of(name: str) -> tuple[str, str]:
         g = settings.get(name)
@@ -158,7 +163,15 @@ def problems(settings: Mapping[str, Given]) -> list[Problem]:
     try:
         Context(**_values(settings))
     except ValidationError as exc:
-        return problems_in(exc, origin_of)
+        return problems_in(exc, origin_of) + found
+    return found
+
+
+def _topic_problem(topic: str) -> list[Problem]:
+    try:
+        clean_topic(topic)
+    except ConfigError as exc:
+        return [Problem("topic", topic, "", str(exc), "")]
     return []
 
 

@@ -8,6 +8,7 @@ the folder the run recorded with its checkpoints, or in the one asked.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,12 +16,25 @@ from typing import TYPE_CHECKING, Any
 
 from deskresearch.report.outcome import finished
 from deskresearch.resume_fix import is_cancellation
+from deskresearch.services.storage.checkpoints import describe
+from deskresearch.session.options import DEFAULT_OUTPUT
 from deskresearch.session.reports import documents
+from deskresearch.session.settings import Given
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
 OUTPUT_DIR_KEY = "deskresearch_output_dir"  # checkpoint metadata: where a run's files go
+
+
+def resume_command(thread: str, store: Given | None, folder: str | None) -> str:
+    """The exact command that continues ``thread``: its store unless the default, its folder."""
+    words = ["deskresearch", "--resume", thread]
+    if store is not None and store.kind not in ("default", ""):
+        words += ["--checkpoints", describe(str(store.value))]
+    if folder and folder != DEFAULT_OUTPUT:
+        words += ["-o", folder]
+    return " ".join(w if w == "DIR" else shlex.quote(w) for w in words)
 
 
 @dataclass
