@@ -83,10 +83,17 @@ class _WorkerProcess(mp_context.SpawnProcess):
         # is installed once and acts only in this thread, while this process starts.
         mp_spawn.get_preparation_data = _preparation_data
         _spawning.without_main = True
+        # SIGINT blocked right here, whatever this thread's mask became since it was set (the
+        # stdlib's resource tracker, started from the same thread, unblocks it after its own
+        # start): a Ctrl-C while the child imports would otherwise print its traceback.
+        blocked = hasattr(signal, "pthread_sigmask")
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
         try:
             return mp_context.SpawnProcess._Popen(process_obj)
         finally:
             _spawning.without_main = False
+            if mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 class _WorkerContext(mp_context.SpawnContext):
