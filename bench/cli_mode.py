@@ -32,8 +32,7 @@ HEADER = (
 # Under -X importtime, but not its workers: spawn passes sys._xoptions on to them.
 PROFILED = ["-X", "importtime", "-c",
             "import sys; sys._xoptions.pop('importtime', None); sys.argv[0] = 'deskresearch'; "
-            "from deskresearch import cli; "  # run(): as the console script (older: main)
-            "sys.exit(cli.run() if hasattr(cli, 'run') else cli.main())"]  # fmt: skip
+            "from deskresearch.__main__ import run; run()"]  # as the console script  # fmt: skip
 
 
 def describe_latency(lat: dict[str, float]) -> str:
@@ -137,9 +136,7 @@ def startup(base: list[str], python: str) -> list[str]:
 # through the model client) needs on top: timed as processes that import them and exit, with
 # the garbage collector off as the command has it then (deskresearch.cli.command).
 _HEAD_IMPORTS = "import gc; gc.disable(); import deskresearch.cli.headstart"
-_PLAN_IMPORTS = (
-    "import gc; gc.disable(); import deskresearch.cli.session, deskresearch.graph, langchain_openai"
-)
+_PLAN_IMPORTS = "import gc; gc.disable(); import deskresearch.cli.research, deskresearch.graph, langchain_openai"
 
 
 def floor(m: dict[str, Any], python: str) -> list[str]:

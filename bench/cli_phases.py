@@ -125,27 +125,20 @@ def _leave_marks(cli: Any) -> None:
 # path imports the rest once the arguments are parsed (cli.main), which the hooks below follow.
 if __name__ == "__main__":
     mark("interpreter up")
-from deskresearch import cli  # noqa: E402
+import deskresearch.__main__ as cli  # noqa: E402 - the console script's module
 
 
 def _session_hooks() -> None:
     """Hooks on the research path's modules, imported (as cli.main would) and timed here."""
     mark("research imports started")
-    try:
-        session = importlib.import_module("deskresearch.cli.session")
-    except ImportError:  # an older command: everything lives in deskresearch.cli.command
-        session = cli
+    research = importlib.import_module("deskresearch.cli.research")
     mark("research imports done")
-    for owner, attr, name in [
-        (session, "build_graph", "graph build"),
-        (session, "_checked_services", "model and search checks"),
-        (session, "research", "run"),
-    ]:
-        _around(owner, attr, name)
-    _checkpointer(session)
+    _around(research, "research", "run")
+    _checkpointer(importlib.import_module("deskresearch.session.engines"))
     for module, attr, name in [
-        ("deskresearch.cli.output", "write_files", "write files"),
-        ("deskresearch.nodes.start_run", "_check", "settings checks"),
+        ("deskresearch.graph", "build_graph", "graph build"),
+        ("deskresearch.session.reports", "write_files", "write files"),
+        ("deskresearch.nodes.start_run", "check_settings", "settings checks"),
     ]:
         try:
             _around(importlib.import_module(module), attr, name)
@@ -161,7 +154,7 @@ def _after_head_start() -> bool:
     except ImportError:
         return False
     mark("head-start module import done (the command imports it in its head start)")
-    _around(headstart, "check_local", "pre-flight, local (before the head start)")
+    _around(headstart, "admit", "pre-flight, local (before the head start)")
     _around(headstart, "_check_network", "pre-flight, network (on a thread; the head start waits)")
     original = headstart.prepare
 
@@ -180,7 +173,7 @@ def _after_head_start() -> bool:
 def main() -> int:
     """Run the command as its console script does (main, then leave) with the hooks in place."""
     mark("entry module imported")
-    _around(cli, "build_parser", "parser")
+    _around(importlib.import_module("deskresearch.cli.command"), "build_parser", "parser")
     if not _after_head_start():
         _session_hooks()
     _workers_ready()

@@ -1,7 +1,7 @@
 """Write docs/configuration.md: every setting of ``Context``, generated (a test checks it is current).
 
 Run ``python docs/make_configuration.py`` after changing a setting (and
-``python -m deskresearch.cli.options --write`` for the CLI's table, from the same source).
+``python -m deskresearch.session.options --write`` for the CLI's table, from the same source).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from deskresearch.cli.options import Option, from_context
+from deskresearch.session.options import Option, from_context
 
 PAGE = Path(__file__).with_name("configuration.md")
 HEAD = """# Configuration

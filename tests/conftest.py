@@ -19,6 +19,13 @@ os.environ["DESKRESEARCH_CACHE"] = "false"
 FAULT_SUMMARY = pytest.StashKey[str]()
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """Under pytest-xdist: take the fault suite's line from the worker that ran it."""
+    if line := getattr(node, "workeroutput", {}).get("fault_summary"):
+        node.config.stash[FAULT_SUMMARY] = line
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """Print the fault-injection suite's one-line summary at the end of the run."""
     if line := config.stash.get(FAULT_SUMMARY, None):

@@ -11,6 +11,7 @@ DeskResearchError
 │   └── FetchError     .url, .reason ("timeout", "too_many_redirects", "not_html", "http_404", ...)
 │       └── RefusedURL the network policy refuses the URL (scheme, address, malformed): never a source
 │           └── OutOfScope  the URL or a redirect leaves the run's domain scope (include/exclude_domains)
+├── RunFailed          a run ended with an error on the server that ran it
 └── ModelOutputError   the model answered, but not in the shape we asked for
 
 ``ConfigError`` subclasses ``ValueError`` so callers that validate input can catch it as such.
@@ -71,6 +72,24 @@ class Unreachable(ServiceError):
 
     Raised by the pre-flight (services.preflight) before anything is sent or saved.
     """
+
+
+def in_words(exc: BaseException, timeout_s: float) -> str:
+    """A failed connection in words, not a class name: refused, timed out, or its own text.
+
+    httpx says "All connection attempts failed" (its class: ConnectError) for a refused one.
+    """
+    text = " ".join(str(exc).split())
+    name = type(exc).__name__
+    if (
+        "refused" in text.lower()
+        or name == "ConnectError"
+        or isinstance(exc, ConnectionRefusedError)
+    ):
+        return "nothing accepts connections there"
+    if "Timeout" in name or isinstance(exc, TimeoutError):
+        return f"no answer within {timeout_s:g} s"
+    return text[:160] or "the connection failed"
 
 
 NO_ENDPOINT = (
@@ -148,6 +167,10 @@ class OutOfScope(RefusedURL):
     A host outside ``include_domains`` or under ``exclude_domains``: refused like a URL the
     network policy refuses (no snippet fallback), and recorded as ``out_of_scope``.
     """
+
+
+class RunFailed(DeskResearchError):
+    """A run ended with an error on the server that ran it; the message is one line."""
 
 
 class ModelOutputError(DeskResearchError):

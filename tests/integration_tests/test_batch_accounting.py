@@ -15,14 +15,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
 from deskresearch.batch.ledger import Ledger
 from deskresearch.batch.runner import build_job, run_job
 from deskresearch.batch.summary import row_for
 from deskresearch.batch.topics import Topic
+from deskresearch.session.plan import Entry
+from deskresearch.session.run import Session
+from deskresearch.session.settings import Sources
 from tests.support.loopback import Call, FakeWeb, Latency, serve
-from tests.support.runs import LOOPBACK, graph_for
+from tests.support.runs import LOOPBACK, services_for
 
 pytestmark = pytest.mark.anyio
 TID = "t-accounting"
@@ -59,12 +61,16 @@ async def test_a_lost_attempts_calls_are_counted_with_its_retrys() -> None:
     web = CountingWeb(latency=Latency(call_s=0.3))
     with serve(web):
         flags = {"allow_hosts": LOOPBACK, "search": "tavily", "tavily_base_url": web.base,
-                 "retry_backoff_s": 0.05, "cache": False}  # fmt: skip
-        job = build_job(Topic(1, "EV battery recycling", {}, TID, "ev"), flags)
-        graph = graph_for(web, checkpointer=InMemorySaver())
+                 "retry_backoff_s": 0.05, "cache": False, "checkpoints": "memory"}  # fmt: skip
+        entry = Entry("batch", providers=False)  # the services are the test's own
+        job = build_job(Topic(1, "EV battery recycling", {}, TID, "ev"),
+                        Sources(flags=flags, environ={}), entry)  # fmt: skip
+        session = Session(
+            entry=entry, store=job.settings["checkpoints"], services=services_for(web)
+        )
         ledger = Ledger()
         first = Process(ledger)
-        attempt = asyncio.create_task(run_job(graph, job, first.on_event, lambda resumed: None))
+        attempt = asyncio.create_task(run_job(session, job, first.on_event))
         # Kill it once some chunks were summarised and calls are in flight, at an instant when
         # every call it sent has reached the server (none is half-way: the count is exact).
         for _ in range(3000):
@@ -80,7 +86,7 @@ async def test_a_lost_attempts_calls_are_counted_with_its_retrys() -> None:
             await attempt
         await asyncio.sleep(0.6)  # what was in flight ends server-side, unheard
         second = Process(ledger)
-        done = await run_job(graph, job, second.on_event, lambda resumed: None)
+        done = await run_job(session, job, second.on_event)
     assert done.run == "resumed" and done.values["status"] == "ok"
     seen = len([c for c in web.log if c.kind == "model"])
     state = done.values["usage"]

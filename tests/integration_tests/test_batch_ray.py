@@ -36,7 +36,10 @@ def missing() -> str:
 def test_the_ray_cluster_tests_pass_in_a_network_namespace_of_their_own() -> None:
     if why := missing():
         pytest.skip(why)
-    inner = 'ip link set lo up && exec "$0" -m pytest -q -s -p no:cacheprovider tests/ray_tests'
+    # One process: its session fixtures (PostgreSQL, the cluster) are one each (no xdist there).
+    inner = (
+        'ip link set lo up && exec "$0" -m pytest -q -s -p no:cacheprovider -n 0 tests/ray_tests'
+    )
     proc = subprocess.run(
         ["unshare", "-n", "sh", "-c", inner, sys.executable],
         env={**os.environ, IN_NETNS: "1"}, cwd=ROOT, capture_output=True, text=True, timeout=840,

@@ -2,8 +2,9 @@
 
 Before "ok means a report", each of these ended with exit 0, ``ok:``, a 0-byte report and
 ``"status": "ok"`` (the run stopped after the keyword searches, as if it had finished). Now a
-SearXNG server that does not answer stops the run before any call (the pre-flight, exit 4); an
-engine that answers with errors ends the run insufficient_evidence with the reason (exit 5).
+chain of engines none of which answers (a SearXNG server, a Tavily URL, with a key or without)
+stops the run before any call (the pre-flight, exit 4); an engine that answers with errors ends
+the run insufficient_evidence with the reason (exit 5).
 """
 
 from __future__ import annotations
@@ -24,24 +25,30 @@ def closed() -> str:
     return f"http://127.0.0.1:{free_port()}"  # nothing listens there
 
 
-def test_a_searxng_server_that_does_not_answer_stops_the_run_before_any_call(
-    web: FakeWeb, tmp_path: Path
+@pytest.mark.parametrize(("engine", "args", "env", "origin"), [
+    ("searxng", ["--search", "searxng", "--searxng-url", "CLOSED"], {}, "the flag --searxng-url"),
+    ("tavily", ["--search", "tavily"], {"TAVILY_API_KEY": "", "DESKRESEARCH_TAVILY_BASE_URL": "CLOSED"},
+     "DESKRESEARCH_TAVILY_BASE_URL in the environment"),  # keyless, as tavily-python allows
+])  # fmt: skip
+def test_an_engine_that_does_not_answer_stops_the_run_before_any_call(
+    web: FakeWeb, tmp_path: Path, engine: str, args: list[str], env: dict[str, str], origin: str
 ) -> None:
     url = closed()
-    proc = cli(web, TOPIC, "-o", str(tmp_path / "out"), "--search", "searxng",
-               "--searxng-url", url)  # fmt: skip
+    args = [url if a == "CLOSED" else a for a in args]
+    env = {k: url if v == "CLOSED" else v for k, v in env.items()}
+    proc = cli(web, TOPIC, "-o", str(tmp_path / "out"), *args, env=env)
     assert proc.returncode == 4, proc.stderr
     [line] = proc.stderr.strip().splitlines()
-    assert line.startswith(f"deskresearch: error: the SearXNG server {url} does not answer")
-    assert "from the flag --searxng-url" in line and not (tmp_path / "out").exists()
-    assert [r for r in web.model.requests if "Keywords" not in json.dumps(r)] == []
+    assert line.startswith(
+        f"deskresearch: error: the search engine {engine} at {url} does not answer"
+    )
+    assert f"from {origin}" in line and not (tmp_path / "out").exists()
+    assert web.model.requests == [], "no model call, the head start's included"
 
 
 @pytest.mark.parametrize(
     ("case", "args", "env"),
     [
-        ("tavily without a key, unreachable", ["--search", "tavily"],
-         {"TAVILY_API_KEY": "", "DESKRESEARCH_TAVILY_BASE_URL": "CLOSED"}),
         ("every engine of the chain failing", ["--search", "tavily,searxng", "--searxng-url",
                                                "WEB/searxng"], {"DOWN": "tavily,searxng"}),
     ],
@@ -52,10 +59,7 @@ def test_no_search_engine_ends_insufficient_with_the_reason(
     for engine in env.pop("DOWN", "").split(","):
         if engine:
             web.engines_down[engine] = 503
-    url = closed()
-    fill = {"CLOSED": url, "WEB": web.base}
-    args = [fill.get(a, a.replace("WEB", web.base)) for a in args]
-    env = {k: fill.get(v, v) for k, v in env.items()}
+    args = [a.replace("WEB", web.base) for a in args]
     proc = cli(web, TOPIC, "-o", str(tmp_path), "-q", *args, env=env)
     assert proc.returncode == 5, (case, proc.stderr)
     assert "ok:" not in proc.stderr and "insufficient_evidence:" in proc.stderr, proc.stderr

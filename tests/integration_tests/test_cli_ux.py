@@ -92,11 +92,13 @@ def test_ctrl_c_says_what_was_saved_and_the_command_that_resumes_it(tmp_path: Pa
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
         )  # fmt: skip
         deadline = time.monotonic() + 90
-        while sum(c.key == "ChunkSummary" for c in web.log) < 2:
+        while sum(c.key == "ChunkSummary" for c in web.log) < 2:  # a state: pages summarised
             assert proc.poll() is None and time.monotonic() < deadline, "run ended too early"
             time.sleep(0.02)
+        web.hold()  # the run cannot finish now, however slow the machine: Ctrl-C lands mid-run
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground process group
         out, err = proc.communicate(timeout=60)
+        web.release()
         assert proc.returncode == 130, err
         lines = err.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in err, err  # --quiet: that one line only

@@ -25,7 +25,8 @@ from tests.support.fake_model import PWNED
 from tests.support.loopback import Entry, FakeWeb, serve
 from tests.support.runs import context_for, graph_for
 
-pytestmark = pytest.mark.anyio
+# One worker runs every seed (under pytest-xdist), so the suite's summary line counts them all.
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("faults")]
 SEEDS = range(20)
 TIME_BOUND_S = 60.0
 SUMMARY: list[dict[str, Any]] = []
@@ -48,6 +49,8 @@ def summary_line(request: pytest.FixtureRequest) -> Iterator[None]:
         f"{sum(r['sources'] for r in SUMMARY)} sources cited in all"
     )
     request.config.stash[FAULT_SUMMARY] = line
+    if hasattr(request.config, "workeroutput"):  # a pytest-xdist worker: the controller prints it
+        request.config.workeroutput["fault_summary"] = line
 
 
 def chaos_web(seed: int) -> FakeWeb:

@@ -25,7 +25,9 @@ from tests.support.fake_model import REPORT
 from tests.support.loopback import serve
 from tests.support.runs import loopback_env
 
-pytestmark = pytest.mark.skipif(not browser.available(), reason=browser.MISSING)
+# One worker holds the browser (under pytest-xdist).
+pytestmark = [pytest.mark.skipif(not browser.available(), reason=browser.MISSING),
+              pytest.mark.xdist_group("browser")]  # fmt: skip
 
 ROOT = Path(__file__).parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

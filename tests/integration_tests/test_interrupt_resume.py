@@ -25,6 +25,8 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from deskresearch.services.storage.checkpoints import open_checkpointer
+from deskresearch.session.store import RunRow, list_runs
 from tests.support.loopback import FakeWeb, Latency, serve
 from tests.support.runs import context_for, graph_for, loopback_env
 
@@ -79,22 +81,23 @@ def test_ctrl_c_after_a_stage_then_resume_finishes_the_same_report(
             banner = ""
             for line in first.stderr:
                 banner += line
-                if f"[{stage}] finished" in line:
+                if f"[{stage}] finished" in line:  # a state: the stage's first step is saved
+                    web.hold()  # nothing answers now: the signal lands mid-run on any machine
                     first.send_signal(signal.SIGINT)
                     break
             rest = first.stderr.read()
             code = first.wait(timeout=60)
-        thread = re.search(r"--resume (\w+)", banner)
+            web.release()
+        thread = re.search(r"--resume ([\w-]+)", banner)
         assert thread, banner + rest
-        assert code in (0, 130), banner + rest  # finished before the signal, or interrupted
+        assert code in (0, 130), banner + rest  # interrupted (or, past the last call, finished)
         resumed = subprocess.run(
             cli("--resume", thread.group(1), "-o", str(out)), env=env, cwd=ROOT,
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
-        runs = subprocess.run(
-            cli("runs", "--json", "-o", str(out)), env=env, cwd=ROOT,
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+    rows = asyncio.run(
+        _runs_in(db)
+    )  # what `deskresearch runs` lists (tested as a process elsewhere)
     assert resumed.returncode == 0, resumed.stderr
     reports = list(out.glob("*.md"))
     assert len(reports) == 1, "a resume writes nothing twice"
@@ -103,8 +106,8 @@ def test_ctrl_c_after_a_stage_then_resume_finishes_the_same_report(
     data = result_in(out)
     assert data["status"] == "ok"
     assert {path_of(s["url"]) for s in data["sources"]} == reference
-    [row] = [json.loads(line) for line in runs.stdout.splitlines()]
-    assert row["thread_id"] == thread.group(1) and row["status"] == "ok", runs.stdout
+    [row] = rows
+    assert row.thread_id == thread.group(1) and row.status == "ok", rows
     if code == 0:  # it had finished: the resume says where its files are
         assert "already finished" in resumed.stderr and str(reports[0].name) in resumed.stderr
 
@@ -130,6 +133,11 @@ async def test_a_cancel_after_each_step_then_resume_finishes_the_same_report(
         assert {path_of(s["url"]) for s in out["sources"]} == reference, step
         step += 1
     assert step > 8, "the run has at least that many steps"
+
+
+async def _runs_in(location: str) -> list[RunRow]:
+    async with open_checkpointer(location) as saver:
+        return await list_runs(saver, 5)
 
 
 async def _run_until(stream: Any, steps: int) -> bool:

@@ -95,7 +95,7 @@ def test_kill_9_mid_run_then_another_process_resumes_only_unfinished_work(
         time.sleep(0.5)  # calls in flight at the kill finish server-side: they belong to "before"
         before = list(web.log)
 
-        thread = re.search(r"--resume (\w+)", banner)
+        thread = re.search(r"--resume ([\w-]+)", banner)
         assert thread, banner
         second = subprocess.run(
             cli("--resume", thread.group(1), "-o", str(tmp_path), "-q"), env=env_for(web, db),

@@ -22,7 +22,7 @@ from tests.support.loopback import FakeWeb, serve
 from tests.support.runs import LOOPBACK, loopback_env
 from tests.support.server import dev_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("served-security")]  # one server
 SECRET = "sk-server-secret"
 SEARXNG = "http://bot:searx-password@127.0.0.9:9/"  # the deployment's, with a credential
 

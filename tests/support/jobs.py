@@ -19,6 +19,18 @@ def hang(seconds: float = 3600.0) -> None:
     time.sleep(seconds)
 
 
+def wait_for_release(started: str, release: str, n: int) -> int:
+    """Say the job started (a file), then run until ``release`` exists (at most two minutes)."""
+    import time
+    from pathlib import Path
+
+    Path(started).touch()
+    deadline = time.monotonic() + 120
+    while not Path(release).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return n * 2
+
+
 def slow_double(n: int, seconds: float) -> int:
     import time
 

@@ -25,6 +25,13 @@ from tests.support.fake_model import FakeModel, stage_of
 from tests.support.fake_reflect import words
 from tests.support.hostile import PAGE_FAULTS, PAGES, page_bytes, respond, send
 
+HOLD_MAX_S = 120.0  # a held request goes on after this long, whatever the test did
+
+
+def _set(event: threading.Event) -> threading.Event:
+    event.set()
+    return event
+
 
 @dataclass(frozen=True)
 class Latency:
@@ -173,9 +180,12 @@ class FakeWeb:
     hosts: int = 1  # pages are spread over 127.0.0.1 … 127.0.0.<hosts> (all loopback)
     written: dict[str, bytes] = field(default_factory=dict)  # path → a page written for a test
     models_status: int = 200  # what GET /v1/models answers (401: a rejected key)
+    # What GET /v1/models lists, as a real server does (the fake answers to any name).
+    served_models: tuple[str, ...] = ("gpt-4o-mini", "gpt-4o")
     content_search: bool = False  # rank results by the words a query shares with each page
     _words: dict[str, set[str]] = field(default_factory=dict)  # path → its words (content_search)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _open: threading.Event = field(default_factory=lambda: _set(threading.Event()))
 
     @property
     def base(self) -> str:
@@ -192,11 +202,24 @@ class FakeWeb:
         return f"http://127.0.0.{host}:{self.port}{path}"
 
     def record(self, call: Call) -> None:
-        """Sleep for the call's simulated duration and log it."""
+        """Wait while the web is held, sleep for the call's simulated duration, log it."""
+        self._open.wait(timeout=HOLD_MAX_S)
         if call.seconds > 0:
             time.sleep(call.seconds)
         with self._lock:
             self.log.append(call)
+
+    def hold(self) -> None:
+        """Answer nothing from now on until ``release``: a run in flight stays in flight.
+
+        What a test that interrupts a run waits for is a state (the run is mid-way and cannot
+        finish), never a time: on a loaded machine the run would otherwise finish first.
+        """
+        self._open.clear()
+
+    def release(self) -> None:
+        """Answer again (requests held so far go on)."""
+        self._open.set()
 
     def page_fault(self, path: str) -> str:
         """Whether a page is hostile, and how: fixed by its path (a retry meets the same fault)."""
@@ -342,8 +365,11 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path == "/v1/models":  # the pre-flight's "does the endpoint answer": no page fetch
             status = self.web.models_status
-            return self._json(status, {"object": "list", "data": [{"id": "fake", "object": "model"}]}
-                              if status == 200 else {"error": {"message": f"HTTP {status}"}})  # fmt: skip
+            listed = [{"id": m, "object": "model"} for m in self.web.served_models]
+            return self._json(status, {"object": "list", "data": listed} if status == 200
+                              else {"error": {"message": f"HTTP {status}"}})  # fmt: skip
+        if path == "/":  # a search engine's front page: the pre-flight's "does it answer"
+            return self._json(200, {"service": "loopback web"})
         if path == "/searxng/search":
             query = parse_qs(urlsplit(self.path).query).get("q", [""])[0]
             return self._engine("searxng", query, searxng_json, "application/json")

@@ -16,15 +16,20 @@ from tests.support.loopback import FakeWeb
 LOOPBACK = "127.0.0.0/8"  # the loopback web; the fetcher refuses it unless allowed
 
 
-def graph_for(web: FakeWeb, **kw: Any) -> Any:
-    """The real graph: real ChatOpenAI and tavily-python, pointed at the loopback web."""
+def services_for(web: FakeWeb) -> dict[str, Any]:
+    """Real ChatOpenAI and tavily-python, pointed at the loopback web (build_graph keywords)."""
     llm = OpenAIChat(environ={"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1"})
     search = SearchRouter({
         "tavily": TavilySearch(environ={"TAVILY_API_KEY": "tvly-test"}),
         "searxng": SearxngSearch(),
         "corpus": CorpusSearch(),
     })  # fmt: skip
-    return build_graph(llm=llm, search=search, **kw)
+    return {"llm": llm, "search": search}
+
+
+def graph_for(web: FakeWeb, **kw: Any) -> Any:
+    """The real graph: real ChatOpenAI and tavily-python, pointed at the loopback web."""
+    return build_graph(**services_for(web), **kw)
 
 
 def context_for(web: FakeWeb, **kw: Any) -> Context:

@@ -20,8 +20,8 @@ PACKAGE = ROOT / "src" / "deskresearch"
 LAYERS: list[list[str]] = [
     ["deskresearch"],  # the public API (__init__) re-exports from below
     ["deskresearch.__main__"],
-    ["deskresearch.batch", "deskresearch.mcp"],
-    ["deskresearch.cli"],
+    ["deskresearch.cli", "deskresearch.batch", "deskresearch.mcp"],  # the entry points
+    ["deskresearch.session"],  # the one way every entry point runs a research
     ["deskresearch.graph", "deskresearch.tool", "deskresearch.resume_fix"],
     ["deskresearch.nodes"],
     ["deskresearch.report"],
@@ -136,7 +136,7 @@ def test_bench_has_no_circles() -> None:
 
 @pytest.mark.parametrize("wrong", [
     ("deskresearch.services.web.fetch", "from deskresearch.graph import build_graph"),
-    ("deskresearch.config.context", "from deskresearch.cli.settings import gather"),
+    ("deskresearch.config.context", "from deskresearch.session.settings import gather"),
     ("deskresearch.records", "import deskresearch.state"),
 ])  # fmt: skip
 def test_a_wrong_way_import_is_caught(wrong: tuple[str, str], tmp_path: Path) -> None:

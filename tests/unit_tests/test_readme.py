@@ -28,7 +28,7 @@ def test_the_configuration_page_is_current_and_has_every_setting() -> None:
     spec.loader.exec_module(make_configuration)
     PAGE, render = make_configuration.PAGE, make_configuration.render
 
-    from deskresearch.cli.options import from_context
+    from deskresearch.session.options import from_context
 
     text = PAGE.read_text(encoding="utf-8")
     assert text == render(from_context()), "run python docs/make_configuration.py"

@@ -2,7 +2,7 @@
 
 The table has a row per topic (stage, pages read, sources cited, status, time); without a
 terminal (a pipe, a log file, CI) each topic prints a line when it starts and when it ends.
-A stage is named as the single run's panel names it (``cli.progress.LINES``: "searches",
+A stage is named as the single run's panel names it (``session.tracker.LINES``: "searches",
 "pages read", "citations checked"), never by its graph node.
 """
 
@@ -21,7 +21,7 @@ from rich.text import Text
 
 from deskresearch.batch.summary import Row
 from deskresearch.batch.topics import Topic
-from deskresearch.cli.progress import LINES
+from deskresearch.session.tracker import LINES
 from deskresearch.text.plural import plural
 
 Mode = Literal["live", "plain", "quiet"]

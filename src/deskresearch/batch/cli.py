@@ -10,18 +10,30 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from deskresearch.batch.board import Board, pick_mode
-from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.runner import Job, build_job
 from deskresearch.batch.summary import CSV_NAME, JSON_NAME, BatchSummary, previous
 from deskresearch.batch.topics import BadLine, Topic, default_batch_id, read_batch
-from deskresearch.cli.command import FORMATS, PROGRESS, add_setting_options
-from deskresearch.cli.settings import context_from, gather, origins
-from deskresearch.cli.style import (
+from deskresearch.errors import ConfigError, Unreachable
+from deskresearch.services.servers import check_ray_address
+from deskresearch.services.storage.checkpoints import CHECKPOINTS_ENV, default_location
+from deskresearch.session.options import (
+    DEFAULT_OUTPUT,
+    FORMATS,
+    MAX_CONCURRENCY,
+    PROGRESS,
+    add_setting_options,
+    bounded,
+    given_settings,
+)
+from deskresearch.session.plan import Entry, admit, reach
+from deskresearch.session.reports import ReportFiles
+from deskresearch.session.run import Session
+from deskresearch.session.settings import Sources, gather
+from deskresearch.session.style import (
     EXIT_CODES,
     EXIT_CONFIG,
     EXIT_INSUFFICIENT,
@@ -31,11 +43,6 @@ from deskresearch.cli.style import (
     CommandParser,
     report,
 )
-from deskresearch.config.context import field_names
-from deskresearch.errors import ConfigError, Unreachable
-from deskresearch.graph import MAX_CONCURRENCY
-from deskresearch.services.preflight import check_local, check_network, check_ray_address
-from deskresearch.services.storage.checkpoints import CHECKPOINTS_ENV, default_location, describe
 from deskresearch.text.plural import plural
 
 LOCAL_CONCURRENCY = 4
@@ -86,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--concurrency",
-        type=int,
+        type=bounded(int, 1, 10_000),
         default=None,
         help=f"topics in flight at once (default: {LOCAL_CONCURRENCY}; with --ray, "
         "as many as the cluster's CPUs take; with --server, 4)",
@@ -111,9 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="on an error, print its traceback")
     p.add_argument(
         "--max-concurrency",
-        type=int,
+        type=bounded(int, 1, 1024),
         default=MAX_CONCURRENCY,
-        help=f"parallel graph tasks per step of one topic (default: {MAX_CONCURRENCY})",
+        help=f"parallel graph tasks per step of one topic, 1 to 1024 (default: {MAX_CONCURRENCY})",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
@@ -131,13 +138,13 @@ def build_parser() -> argparse.ArgumentParser:
     ray = p.add_argument_group("Ray")
     ray.add_argument(
         "--ray-cpus",
-        type=float,
+        type=bounded(float, 0.01, 1024),
         default=1.0,
         help="CPUs a topic reserves on a node (default 1; 0.5: two per CPU)",
     )
     ray.add_argument(
         "--ray-retries",
-        type=int,
+        type=bounded(int, 0, 100),
         default=3,
         help="times a topic is retried after its node or worker died (default 3)",
     )
@@ -157,107 +164,111 @@ def build_parser() -> argparse.ArgumentParser:
     return p  # fmt: skip
 
 
-def _jobs(topics: list[Topic], flags: dict[str, Any]) -> tuple[list[Job], list[BadLine]]:
+def _jobs(topics: list[Topic], sources: Sources, entry: Entry) -> tuple[list[Job], list[BadLine]]:
     jobs, bad = [], []
     for t in topics:
         try:
-            jobs.append(build_job(t, flags))
+            jobs.append(build_job(t, sources, entry))
         except ConfigError as exc:
             bad.append(BadLine(t.line, t.topic, str(exc)))
     return jobs, bad
-
-
-def _outputs(args: argparse.Namespace) -> Outputs:
-    rows = previous(args.output_dir)  # read before this run's summary replaces the file
-    return Outputs(
-        args.output_dir, args.format, {t: list(r.get("files") or []) for t, r in rows.items()}
-    )
 
 
 def _say(text: str) -> None:
     print(f"deskresearch: {text}", file=sys.stderr, flush=True)  # noqa: T201 - the CLI's voice
 
 
+def _session(args: argparse.Namespace, entry: Entry, sources: Sources) -> Session:
+    """The batch's session: its store (here, on the cluster's database, or the server's)."""
+    settings = gather(sources)
+    rows = previous(args.output_dir)  # read before this run's summary replaces the file
+    files = ReportFiles(settings["output_dir"], args.format,
+                        earlier={t: list(r.get("files") or []) for t, r in rows.items()})  # fmt: skip
+    if args.server:
+        from deskresearch.session.server import ServerGraph
+
+        engine = ServerGraph(args.server, assistant=args.assistant, detach=True,
+                             source="deskresearch batch")  # fmt: skip
+        return Session(entry=entry, engine=engine, files=files, check_once=True,
+                       again=lambda thread, folder: f"this batch again with -o {folder}")  # fmt: skip
+    return Session(entry=entry, store=settings["checkpoints"], files=files,
+                   max_concurrency=args.max_concurrency, check_once=True)  # fmt: skip
+
+
 def _run(
-    args: argparse.Namespace, jobs: list[Job], outputs: Outputs, summary: BatchSummary, board: Board
+    args: argparse.Namespace, session: Session, jobs: list[Job], summary: BatchSummary, board: Board
 ) -> None:
-    location = args.checkpoints or default_location()
     if args.ray:
         from deskresearch.batch.ray_driver import RayOptions, run_ray
 
-        opts = RayOptions(address=args.ray, location=location, concurrency=args.concurrency,
-                          cpus=args.ray_cpus, retries=args.ray_retries,
-                          forward_keys=args.forward_keys, max_concurrency=args.max_concurrency)  # fmt: skip
-        run_ray(jobs, opts, outputs=outputs, board=board, summary=summary)
-    elif args.server:
-        from deskresearch.batch.server import run_server
+        opts = RayOptions(address=args.ray, concurrency=args.concurrency, cpus=args.ray_cpus,
+                          retries=args.ray_retries, forward_keys=args.forward_keys,
+                          max_concurrency=args.max_concurrency)  # fmt: skip
+        run_ray(session, jobs, opts, board=board, summary=summary)
+        return
+    from deskresearch.batch.local import run_all
 
-        asyncio.run(run_server(jobs, url=args.server, assistant=args.assistant,
-                               concurrency=args.concurrency or LOCAL_CONCURRENCY,
-                               outputs=outputs, board=board, summary=summary))  # fmt: skip
-    else:
-        from deskresearch.batch.local import run_local
-
-        asyncio.run(run_local(jobs, location=location,
-                              concurrency=args.concurrency or LOCAL_CONCURRENCY,
-                              max_concurrency=args.max_concurrency, outputs=outputs,
-                              board=board, summary=summary))  # fmt: skip
+    asyncio.run(run_all(session, jobs, concurrency=args.concurrency or LOCAL_CONCURRENCY,
+                        board=board, summary=summary, node=args.server or ""))  # fmt: skip
 
 
-def _preflight(args: argparse.Namespace, ns: argparse.Namespace) -> None:
-    """The pre-flight of a single run, once for the batch's own settings (services.preflight).
+def _preflight(args: argparse.Namespace, session: Session, sources: Sources, entry: Entry) -> None:
+    """The pre-flight of a single run, once for the batch's own settings (session.plan).
 
-    With --server the server's settings and endpoints are its own: only the output folder here;
-    with --ray the nodes' keys and endpoints are theirs: the folder, the database, the cluster.
+    With --server the server's settings and endpoints are its own: the output folder here, and
+    the server answers; with --ray the nodes' keys and endpoints are theirs: the folder, the
+    database, the cluster (each node checks its own when it runs a topic).
     """
-    given = gather(ns, os.environ)
-    ctx = context_from(given)
-    where = origins(given, ns)
-    location = None if args.server else args.checkpoints or default_location()
-    local = not args.server and not args.ray
-    check_local(ctx, output_dir=str(args.output_dir), checkpoints=location, origins=where,
-                providers=local)  # fmt: skip
+    settings = gather(sources)
+    ctx = admit(settings, entry=entry)
     if args.server:
+        from deskresearch.session.server import ServerGraph
+
+        assert isinstance(session.engine, ServerGraph)
+        asyncio.run(session.engine.check())
         return
     if args.ray:
+        from deskresearch.batch.ray_driver import check_location
+
         check_ray_address(args.ray)
-    asyncio.run(check_network(ctx, checkpoints=location, origins=where, providers=local))
+        check_location(settings["checkpoints"])
+    asyncio.run(reach(ctx, settings, entry=entry))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a batch; return the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.concurrency is not None and args.concurrency < 1:
-        parser.error(f"--concurrency {args.concurrency}: give 1 or more topics at once")
-    if args.review_plan:
-        parser.error(
-            "--review-plan pauses each run for a person to review its pages, and a batch has "
-            "nobody to answer: leave it out (review single runs with deskresearch --review)"
-        )
-    flags = {name: getattr(args, name) for name in field_names()}
-    ns = argparse.Namespace(**vars(args), config=None, review=None)
+    places = {"output_dir": str(args.output_dir), "checkpoints": args.checkpoints}
+    if args.server:  # the server's checkpoints are its own
+        places["checkpoints"] = None
+    sources = Sources(flags={**given_settings(vars(args)), **places}, environ=os.environ,
+                      defaults={"output_dir": DEFAULT_OUTPUT} | ({} if args.server else
+                                {"checkpoints": default_location()}))  # fmt: skip
+    # Nobody answers a review in a batch; on Ray and on a server the providers are elsewhere.
+    entry = Entry("deskresearch batch", providers=not (args.ray or args.server))
+    say = (lambda text: None) if args.quiet else _say
     try:  # a bad flag, variable, path or server is named once, before any line is read
-        _preflight(args, ns)
+        session = _session(args, entry, sources)
+        _preflight(args, session, sources, entry)
         batch_id = args.batch_id or default_batch_id(args.file)
         topics, bad = read_batch(args.file, batch_id)
-        jobs, invalid = _jobs(topics, flags)
+        jobs, invalid = _jobs(topics, sources, entry)
     except (ConfigError, Unreachable) as exc:
         return report(exc, debug=args.debug, prog="deskresearch batch")
     bad = sorted(bad + invalid, key=lambda b: b.line)
     where = f"Ray cluster {args.ray}" if args.ray else args.server or "this process"
     meta = {"batch_id": batch_id, "file": str(args.file), "where": where,
-            "checkpoints": describe(args.checkpoints or default_location())}  # fmt: skip
-    outputs = _outputs(args)
+            "checkpoints": session.engine.where}  # fmt: skip
     summary = BatchSummary(args.output_dir, meta, [j.topic for j in jobs], bad)
-    _say(f"batch {batch_id}: {plural(len(jobs), 'topic')} in {where}; reports in {args.output_dir}/ "
-         "(run the same command again to resume)")  # fmt: skip
+    say(f"batch {batch_id}: {plural(len(jobs), 'topic')} in {where}; reports in {args.output_dir}/ "
+        "(run the same command again to resume)")  # fmt: skip
     for b in bad:
-        _say(f"line {b.line} skipped: {b.error} ({b.text!r})")
+        say(f"line {b.line} skipped: {b.error} ({b.text!r})")
     mode = pick_mode(args.progress, args.quiet, sys.stderr)
     try:
         with Board([j.topic for j in jobs], mode) as board:
-            _run(args, jobs, outputs, summary, board)
+            _run(args, session, jobs, summary, board)
     except KeyboardInterrupt:
         summary.write(finished=True)
         _say("interrupted: finished topics are saved; run the same command again to resume")
@@ -266,10 +277,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary.write(finished=True)
         return report(exc, debug=args.debug, prog="deskresearch batch")
     summary.write(finished=True)
-    return _report(summary, args.output_dir)
+    return _report(summary, args.output_dir, say)
 
 
-def _report(summary: BatchSummary, out_dir: Path) -> int:
+def _report(summary: BatchSummary, out_dir: Path, say: Callable[[str], None]) -> int:
     counts = summary.counts()
     topics = sum(n for status, n in counts.items() if status != "bad_line")
     parts = [f"{counts[s]} {s.replace('_', ' ')}" for s in STATUSES if counts[s]]
@@ -277,7 +288,7 @@ def _report(summary: BatchSummary, out_dir: Path) -> int:
     _say(f"{plural(topics, 'topic')}: {', '.join(parts) or 'none run'}{skipped} → "
          f"{out_dir / JSON_NAME}, {out_dir / CSV_NAME}")  # fmt: skip
     if counts["failed"] or counts["pending"]:
-        _say("run the same command again to resume unfinished topics from their checkpoints")
+        say("run the same command again to resume unfinished topics from their checkpoints")
     print(out_dir / JSON_NAME)  # noqa: T201 - the one result on stdout
     if counts["failed"] or counts["pending"]:
         return EXIT_PROVIDER

@@ -19,14 +19,15 @@ from typing import Any
 from deskresearch.batch.board import Board
 from deskresearch.batch.coordinator import Coordinator
 from deskresearch.batch.ledger import Ledger
-from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.ray_task import run_topic
-from deskresearch.batch.runner import Job, finished_values, one_line
+from deskresearch.batch.runner import Job, one_line, start
 from deskresearch.batch.summary import BatchSummary, Row, failed_row, row_for
-from deskresearch.errors import ConfigError
-from deskresearch.graph import build_graph
-from deskresearch.services.preflight import check_ray_address
-from deskresearch.services.storage.checkpoints import POSTGRES_SCHEMES, open_checkpointer
+from deskresearch.errors import ConfigError, DeskResearchError, RunFailed
+from deskresearch.services.servers import check_ray_address
+from deskresearch.services.storage.checkpoints import POSTGRES_SCHEMES
+from deskresearch.session.plan import Plan
+from deskresearch.session.run import STAGE, Session
+from deskresearch.session.settings import Given
 from deskresearch.text.plural import plural
 
 ENDPOINTS = ("OPENAI_BASE_URL", "SEARXNG_URL")  # not secret: sent to the nodes
@@ -41,7 +42,6 @@ class RayOptions:
     """How the batch uses the cluster."""
 
     address: str
-    location: str  # the checkpointer: a postgresql:// URL
     concurrency: int | None  # topics submitted at once (None: all; Ray queues by CPUs)
     cpus: float
     retries: int
@@ -82,35 +82,39 @@ def import_ray() -> Any:
     return ray
 
 
-def check_location(location: str) -> None:
+def check_location(store: Given) -> None:
     """Refuse checkpoints that not every node can reach.
 
     Raises:
-        ConfigError: the location is not a PostgreSQL URL.
+        ConfigError: the store is not a PostgreSQL URL (named with where it came from).
     """
-    if not location.startswith(POSTGRES_SCHEMES):
+    if not str(store.value).startswith(POSTGRES_SCHEMES):
         raise ConfigError(
-            f"--ray needs checkpoints every node reaches, not {location!r}: give --checkpoints "
-            "postgresql://user:password@host/db (a topic retried on another node resumes "
-            "from there; a SQLite file or memory lives on one machine)"
+            f"--ray needs checkpoints every node reaches, not {store.value!r} (from "
+            f"{store.origin}): give --checkpoints postgresql://user:password@host/db (a topic "
+            "retried on another node resumes from there; a SQLite file or memory lives on one "
+            "machine)"
         )
 
 
 async def _skip_finished(
-    jobs: list[Job], location: str, outputs: Outputs, board: Board, summary: BatchSummary
-) -> list[Job]:
-    """Record the topics whose threads have finished; return the others (also creates tables)."""
+    session: Session, jobs: list[Job], board: Board, summary: BatchSummary
+) -> list[tuple[Job, Plan]]:
+    """Record the topics whose threads have finished; return the others, admitted."""
     left = []
-    async with open_checkpointer(location) as saver:
-        graph = build_graph(checkpointer=saver)
+    async with session:
         for job in jobs:
-            values = await finished_values(graph, job)
-            if values is None:
-                left.append(job)
+            plan = await start(session, job)
+            if not plan.finished:
+                left.append((job, plan))
                 continue
-            t = job.topic
-            files = outputs.save(job, values, run="earlier", wall_s=0.0)
-            _done(row_for(t, values, run="earlier", wall_s=0.0, files=files), board, summary)
+            try:
+                done = await session.run(plan, stem=job.topic.name)
+            except ConfigError as exc:  # its files cannot be written: the batch goes on
+                _done(failed_row(job.topic, one_line(exc), wall_s=0.0), board, summary)
+                continue
+            _done(row_for(job.topic, done.values, run="earlier", wall_s=0.0, files=done.files),
+                  board, summary)  # fmt: skip
     return left
 
 
@@ -120,19 +124,20 @@ def _done(row: Row, board: Board, summary: BatchSummary) -> None:
 
 
 def run_ray(
-    jobs: list[Job], opts: RayOptions, *, outputs: Outputs, board: Board, summary: BatchSummary
+    session: Session, jobs: list[Job], opts: RayOptions, *, board: Board, summary: BatchSummary
 ) -> None:
-    """Run the batch on the Ray cluster at ``opts.address``.
+    """Run the batch on the Ray cluster at ``opts.address``; the driver writes every report.
 
     Raises:
         ConfigError: checkpoints are not PostgreSQL, Ray is not installed, or no cluster answers.
     """
-    check_location(opts.location)
+    assert session.store is not None  # a Ray batch's session is on its shared store
+    check_location(session.store)
     check_ray_address(opts.address)  # ray.init would retry for minutes where nothing listens
     ray = import_ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    left = asyncio.run(_skip_finished(jobs, opts.location, outputs, board, summary))
+    left = asyncio.run(_skip_finished(session, jobs, board, summary))
     if not left:
         return
     try:
@@ -155,7 +160,7 @@ def run_ray(
             num_cpus=opts.cpus, max_retries=opts.retries, retry_exceptions=False,
             scheduling_strategy="SPREAD",
         )  # fmt: skip
-        _drive(ray, task, coordinator, left, opts, outputs, board, summary)
+        _drive(ray, task, coordinator, left, opts, session, board, summary)
     finally:
         ray.shutdown()
 
@@ -164,37 +169,39 @@ def _drive(
     ray: Any,
     task: Any,
     coordinator: Any,
-    jobs: list[Job],
+    jobs: list[tuple[Job, Plan]],
     opts: RayOptions,
-    outputs: Outputs,
+    session: Session,
     board: Board,
     summary: BatchSummary,
 ) -> None:
     """Submit (bounded by --concurrency), follow progress, collect results as they come."""
-    by_thread = {j.topic.thread_id: j for j in jobs}
+    by_thread = {j.topic.thread_id: j for j, _ in jobs}
     first_start: dict[str, float] = {}
     ledger = Ledger()  # every attempt's calls, a lost one's included
-    queue, in_flight = deque(jobs), dict[Any, Job]()
+    queue, in_flight = deque(jobs), dict[Any, tuple[Job, Plan]]()
     limit = opts.concurrency or len(jobs)
     while queue or in_flight:
         while queue and len(in_flight) < limit:
-            job = queue.popleft()
-            in_flight[task.remote(job, opts.location, coordinator, opts.max_concurrency)] = job
+            job, plan = queue.popleft()
+            in_flight[task.remote(job, coordinator, opts.max_concurrency)] = (job, plan)
         ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=POLL_S)
         for thread, event in ray.get(coordinator.drain.remote()):
             job = by_thread[thread]
-            if event.get("stage") == "batch" and event.get("event") == "started":
+            if event.get("stage") == STAGE and event.get("event") == "started":
                 first_start.setdefault(thread, time.time())
-                board.started(job.topic, node=event["node"], resumed=event["resumed"])
+                board.started(job.topic, node=event["node"], resumed=bool(event.get("resumed")))
             elif not ledger.record(thread, event):
                 board.event(job.topic, event)
         for ref in ready:
-            job = in_flight.pop(ref)
+            job, plan = in_flight.pop(ref)
             wall = time.time() - first_start.get(job.topic.thread_id, time.time())
-            _done(_result(ray, ref, job, wall, ledger, outputs), board, summary)
+            _done(_result(ray, ref, job, plan, wall, ledger, session), board, summary)
 
 
-def _result(ray: Any, ref: Any, job: Job, wall: float, ledger: Ledger, outputs: Outputs) -> Row:
+def _result(
+    ray: Any, ref: Any, job: Job, plan: Plan, wall: float, ledger: Ledger, session: Session
+) -> Row:
     t = job.topic
     try:
         out = ray.get(ref)
@@ -207,10 +214,14 @@ def _result(ray: Any, ref: Any, job: Job, wall: float, ledger: Ledger, outputs: 
                           "run the batch again to resume it", wall_s=wall,
                           usage=ledger.usage(t.thread_id, []))  # fmt: skip
     ledger.settle(t.thread_id, out.get("attempts") or {})
-    if "error" in out:
-        row = failed_row(t, out["error"], wall_s=wall, usage=ledger.usage(t.thread_id, []))
+    try:
+        if "error" in out:
+            raise RunFailed(out["error"])
+        values = {**out["values"], "topic": t.topic}
+        files = session.save(values, plan, earlier=out["run"] == "earlier", stem=t.name).paths
+    except DeskResearchError as exc:  # the run failed, or its files cannot be written
+        row = failed_row(t, one_line(exc), wall_s=wall, usage=ledger.usage(t.thread_id, []))
     else:
-        files = outputs.save(job, out["values"], run=out["run"], wall_s=wall)
         usage = ledger.usage(t.thread_id, out["values"].get("usage") or [])
         row = row_for(t, out["values"], run=out["run"], wall_s=wall, files=files, usage=usage)
     row.node, row.rss_mb = out["node"], round(out["rss_mb"], 1)

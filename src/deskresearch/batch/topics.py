@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deskresearch.cli.output import slug_for
 from deskresearch.config.context import field_names
 from deskresearch.errors import ConfigError
+from deskresearch.session.files import slug_for
 from deskresearch.text.clean import clean_topic
 
 NAMESPACE = uuid.UUID("6f1d1b8e-5a0c-4d47-9a55-1f0b6c2e8d31")  # deskresearch batch threads
@@ -65,7 +65,7 @@ def parse_line(text: str, folder: Path) -> tuple[str, dict[str, Any]]:
     """Return (topic, settings) of one non-blank line.
 
     Raises:
-        ConfigError: malformed JSON, no topic, an unknown setting, or a batch-incompatible one.
+        ConfigError: malformed JSON, no topic, or an unknown setting.
     """
     if not text.startswith("{"):
         return clean_topic(text), {}
@@ -83,8 +83,6 @@ def parse_line(text: str, folder: Path) -> tuple[str, dict[str, Any]]:
             close = difflib.get_close_matches(key, known, n=1)
             hint = f"did you mean {close[0]!r}?" if close else "see deskresearch batch --help"
             raise ConfigError(f"unknown setting {key!r}: {hint}")
-    if data.get("review_plan") not in (None, False):
-        raise ConfigError("review_plan pauses a run for a person: not in a batch")
     for key in PATH_SETTINGS:
         value = data.get(key)
         if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():

@@ -1,19 +1,8 @@
-"""The ``deskresearch`` command: options, settings, a run's session, progress, files, ``runs``.
+"""The command line's research: ``deskresearch TOPIC``, ``--resume``, and ``deskresearch runs``.
 
-May import graph, report, services, config and below; nothing under the graph imports it.
-``main`` and ``run`` (the console script) are imported on first use, so
-``python -m deskresearch.cli.options`` does not import the command first.
+What is its own: the options, the head start, the live panel, the review at the terminal, the
+Ctrl-C message, the outcome's lines, the ``runs`` table. Settings, the pre-flight, checkpoints,
+the run and its files are the session's (deskresearch.session), which it imports; it never
+imports another entry point (batch, mcp). The ``deskresearch`` command itself is
+``deskresearch.__main__``, which dispatches here.
 """
-
-from __future__ import annotations
-
-from importlib import import_module
-from typing import Any
-
-__all__ = ["main", "run"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        return getattr(import_module("deskresearch.cli.command"), name)
-    raise AttributeError(f"module 'deskresearch.cli' has no attribute {name!r}")

@@ -1,46 +1,41 @@
 """The ``deskresearch`` command: parse, dispatch, and leave at once when done.
 
-``deskresearch TOPIC`` researches (deskresearch.cli.session), ``deskresearch runs`` lists earlier
-runs; further subcommands are one line in SUBCOMMANDS. This module imports nothing heavy, so
+``deskresearch TOPIC`` researches (deskresearch.cli.research); the other commands (``runs``,
+``batch``, ``mcp``) are dispatched by ``deskresearch.__main__``. This module imports nothing heavy, so
 ``--help`` and ``--version`` answer in a few hundredths of a second: the research path imports
 LangGraph and the model client only once the arguments are known.
-Exit codes by kind (cli.style): 0 report written, 2 usage, 3 a setting or path, 4 a server does
-not answer, 5 insufficient evidence, 1 a bug, 130 interrupted; every error is one line.
+Exit codes by kind (session.style): 0 report written, 2 usage, 3 a setting or path, 4 a server
+does not answer, 5 insufficient evidence, 1 a bug, 130 interrupted; every error is one line.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from importlib import import_module
-from typing import NoReturn
 
 from deskresearch._version import __version__
-from deskresearch.cli.options import OPTIONS
-from deskresearch.cli.style import (
-    EXIT_BROKEN_PIPE,
+from deskresearch.session.options import (
+    DEFAULT_OUTPUT,
+    FORMATS,
+    MAX_CONCURRENCY,
+    PROGRESS,
+    add_setting_options,
+    bounded,
+)
+from deskresearch.session.style import (
     EXIT_CODES,
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
     CommandParser,
     report,
 )
 
-FORMATS = ("md", "html", "md+html")  # the report's formats (the JSON is always written)
-PROGRESS = ("auto", "live", "plain")
-
-# name → (module with ``main(argv) -> int``, summary for --help). Imported only when used.
-SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "runs": ("deskresearch.cli.runs", "list earlier runs: topic, date, status, thread id, files"),
-    "batch": (
-        "deskresearch.batch.cli",
-        "research many topics from a file: here, on Ray, on a server",
-    ),
-    "mcp": ("deskresearch.mcp.stdio", "serve the research tool to MCP clients (stdio)"),
+# The other commands (deskresearch.__main__ dispatches to them) and their summaries for --help.
+COMMANDS = {
+    "runs": "list earlier runs: topic, date, status, thread id, files",
+    "batch": "research many topics from a file: here, on Ray, on a server",
+    "mcp": "serve the research tool to MCP clients (stdio)",
 }
 
 EXAMPLES = (
@@ -99,19 +94,18 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--max-concurrency",
-        type=int,
-        default=32,  # graph.MAX_CONCURRENCY (not imported: graph.py is heavy)
+        type=bounded(int, 1, 1024),
+        default=MAX_CONCURRENCY,
         metavar="N",
-        help="parallel graph tasks per step (default 32); calls to providers are bounded by "
-        "--max-model-calls, --max-fetches, --max-fetches-per-host",
+        help=f"parallel graph tasks per step, 1 to 1024 (default {MAX_CONCURRENCY}); calls to "
+        "providers are bounded by --max-model-calls, --max-fetches, --max-fetches-per-host",
     )
     out = parser.add_argument_group("output")
     out.add_argument(
         "-o",
         "--output-dir",
-        default="reports",
         metavar="DIR",
-        help="where <slug>.md / .html and <slug>.json go (default: reports); an existing "
+        help=f"where <slug>.md / .html and <slug>.json go (default: {DEFAULT_OUTPUT}); an existing "
         "report is kept and the new one named <slug>-2.md, ...",
     )
     out.add_argument(
@@ -148,7 +142,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser: run and output options, then one group per group of settings."""
-    commands = "\n".join(f"  {name:<10} {summary}" for name, (_, summary) in SUBCOMMANDS.items())
+    commands = "\n".join(f"  {name:<10} {summary}" for name, summary in COMMANDS.items())
     parser = CommandParser(
         prog="deskresearch",
         usage="deskresearch [options] TOPIC | --resume THREAD_ID | COMMAND [options]",
@@ -162,47 +156,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_setting_options(parser: argparse.ArgumentParser) -> None:
-    """Add one group per group of settings, one option each (``deskresearch batch`` too)."""
-    groups: dict[str, argparse._ArgumentGroup] = {}
-    for opt in OPTIONS:
-        if opt.group not in groups:
-            groups[opt.group] = parser.add_argument_group(f"{opt.group} settings")
-        where = f"[env {opt.env}; default {opt.default}]"
-        if opt.kind == "bool":
-            groups[opt.group].add_argument(
-                opt.flag,
-                dest=opt.name,
-                action=argparse.BooleanOptionalAction,
-                default=None,
-                help=f"{opt.help} {where}",
-            )
-            continue
-        # Values stay text here: the settings check names the flag in its error, like a
-        # variable's or a file's, with the allowed range.
-        metavar = "{" + ",".join(opt.choices) + "}" if opt.choices else opt.kind.upper()
-        groups[opt.group].add_argument(
-            opt.flag, dest=opt.name, metavar=metavar, default=None, help=f"{opt.help} {where}"
-        )
-
-
 def main(argv: Sequence[str] | None = None, *, short_lived: bool = False) -> int:
-    """Run the command; return the exit code.
+    """Research a topic or resume a run; return the exit code.
 
-    ``short_lived``: the process ends with the command (``run``), so the research path may be
-    imported without garbage collection and what it built frozen (``_imports_uncollected``).
+    ``short_lived``: the process ends with the command (``deskresearch.__main__.run``), so the
+    research path may be imported without garbage collection and what it built frozen
+    (``_imports_uncollected``).
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in SUBCOMMANDS:
-        try:
-            command: int = import_module(SUBCOMMANDS[args[0]][0]).main(args[1:])
-        except (BrokenPipeError, KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as exc:  # noqa: BLE001 - a subcommand's failure is one line too
-            return report(exc, debug="--debug" in args, prog=f"deskresearch {args[0]}")
-        return command
     parser = build_parser()
-    ns = parser.parse_args(args)
+    ns, extra = parser.parse_known_args(args)
+    words = [w for w in extra if not w.startswith("-")]
+    if ns.topic and words and len(words) == len(extra):  # deskresearch How are ... recycled
+        shown = " ".join([ns.topic, *words]).replace('"', "'")
+        parser.error(f'the topic is one argument: put it in quotes, e.g. deskresearch "{shown}"')
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if ns.topic and ns.resume:
         parser.error(
             f"--resume {ns.resume} continues a run with its own topic: leave out the topic "
@@ -217,7 +186,7 @@ def main(argv: Sequence[str] | None = None, *, short_lived: bool = False) -> int
                 from deskresearch.cli.headstart import prepare
 
                 prepared = prepare(ns)
-            from deskresearch.cli.session import research
+            from deskresearch.cli.research import research
         return research(ns, prepared)
     except BrokenPipeError:
         raise
@@ -241,55 +210,3 @@ def _imports_uncollected() -> Iterator[None]:
     finally:
         gc.freeze()
         gc.enable()
-
-
-def leave(code: int) -> NoReturn:
-    """Exit now: streams flushed, workers stopped, no wait for idle threads.
-
-    Everything that matters is on disk by now (reports written and closed, checkpoints
-    committed when the checkpointer closed, cache writes committed one by one). What the
-    interpreter would still do is join idle pool threads and worker processes: over a second.
-    """
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BrokenPipeError:  # `deskresearch --help | head -1`: the reader has left
-            code = code or EXIT_BROKEN_PIPE
-        except (OSError, ValueError):
-            pass
-    if "langchain_core.tracers.langchain" in sys.modules:  # traces queued for LangSmith
-        from langchain_core.tracers.langchain import wait_for_all_tracers
-
-        wait_for_all_tracers()
-    if "deskresearch.services.workers" in sys.modules:
-        from deskresearch.services.workers import terminate_shared_pool
-
-        terminate_shared_pool()
-    if "multiprocessing.util" in sys.modules:
-        # multiprocessing's exit-time finalizers unlink the pool's named semaphores; skipped,
-        # its resource tracker would warn about "leaked semaphore objects" after we are gone.
-        import multiprocessing.util
-
-        getattr(multiprocessing.util, "_run_finalizers", lambda minpriority: None)(0)
-    os._exit(code)
-
-
-def run() -> NoReturn:
-    """The console entry point: ``main()``, then ``leave()``."""
-    try:
-        code = main(short_lived=True)
-    except SystemExit as exc:  # --help, --version, usage errors
-        code = exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    except BrokenPipeError:  # `deskresearch runs | head -1`: the reader has what it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = EXIT_BROKEN_PIPE
-    except KeyboardInterrupt:  # before a run started (cli_session reports its own)
-        print(
-            "deskresearch: interrupted before the run started; nothing was saved", file=sys.stderr
-        )
-        code = EXIT_INTERRUPTED
-    leave(code)
-
-
-if __name__ == "__main__":
-    run()

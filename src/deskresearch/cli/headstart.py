@@ -31,10 +31,12 @@ from deskresearch.config.context import Context
 from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for
 from deskresearch.prompts import keywords as prompt
 from deskresearch.services.model.early import EarlyReply, HeadStart, Prompt
-from deskresearch.services.preflight import check_local
 from deskresearch.services.storage.cache_store import answer_key, stored
 from deskresearch.services.storage.checkpoints import default_location
-from deskresearch.text.clean import clean_topic
+from deskresearch.session.options import DEFAULT_OUTPUT, given_settings
+from deskresearch.session.plan import Entry, Plan, reach
+from deskresearch.session.plan import prepare as admit
+from deskresearch.session.settings import Sources, gather
 
 if TYPE_CHECKING:
     import httpx
@@ -45,58 +47,50 @@ CONNECT_S = 5.0  # an endpoint that drops connections makes the node wait this l
 _OTHER_REQUEST = re.compile(r"^o\d|codex|^gpt-\d[\d.]*-pro")
 
 
+ENTRY = Entry("deskresearch", reviewer=True)  # a person at the terminal answers a review
+
+
 @dataclass(frozen=True)
 class Prepared:
-    """A new run's settings and topic, read before the research path is imported."""
+    """A new run, admitted before the research path is imported, and its head start."""
 
-    ctx: Context
-    topic: str
+    plan: Plan
     head: HeadStart | None
     checked: Future[None]  # the network pre-flight: done (or failed) before the head start
-    origins: dict[str, str]  # where each setting came from
 
 
 def prepare(ns: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> Prepared:
-    """Read the run's settings and topic, run the local pre-flight, start the head start.
+    """Admit the new run the arguments ask for (the session's way), start the head start.
 
     Nothing is sent before the settings, the topic, the output folder, the checkpoint and cache
-    files, the endpoint's URL and the search settings check out: a mistake costs no call.
+    files, the endpoint's URL and the search settings check out (the local pre-flight); the
+    network pre-flight runs on a thread, and the head start's request waits for it.
 
     Raises:
         ConfigError: a bad setting, topic, path or URL, named with its origin and the fix.
     """
-    from deskresearch.cli.settings import context_from, gather, origins
-
-    given = gather(ns, environ)
-    ctx = context_from(given)
-    topic = clean_topic(ns.topic)
-    where = origins(given, ns)
-    location = ns.checkpoints or default_location()
-    check_local(ctx, output_dir=ns.output_dir, checkpoints=location, origins=where,
-                environ=environ)  # fmt: skip
+    plan = admit(ns.topic, gather(sources_of(ns, environ)), entry=ENTRY, environ=environ)
     checked: Future[None] = Future()
-    threading.Thread(
-        target=_check_network, args=(checked, ctx, location, where, environ),
-        name="deskresearch-preflight", daemon=True,
-    ).start()  # fmt: skip
-    return Prepared(ctx, topic, begin(ctx, topic, environ, after=checked), checked, where)
+    threading.Thread(target=_check_network, args=(checked, plan, environ),
+                     name="deskresearch-preflight", daemon=True).start()  # fmt: skip
+    return Prepared(plan, begin(plan.context, plan.topic, environ, after=checked), checked)
 
 
-def _check_network(
-    into: Future[None],
-    ctx: Context,
-    location: str,
-    where: dict[str, str],
-    environ: Mapping[str, str],
-) -> None:
+def sources_of(ns: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> Sources:
+    """Where the parsed arguments' settings come from: flags, ``--config``, the environment."""
+    flags = {**given_settings(vars(ns)), "output_dir": ns.output_dir,
+             "checkpoints": ns.checkpoints, "review": ns.review}  # fmt: skip
+    return Sources(flags=flags, config=ns.config, environ=environ,
+                   defaults={"output_dir": DEFAULT_OUTPUT, "checkpoints": default_location()})  # fmt: skip
+
+
+def _check_network(into: Future[None], plan: Plan, environ: Mapping[str, str]) -> None:
     """The network pre-flight on its own thread, while the research path imports."""
     import asyncio
 
-    from deskresearch.services.preflight import check_network
-
     into.set_running_or_notify_cancel()
     try:
-        asyncio.run(check_network(ctx, checkpoints=location, origins=where, environ=environ))
+        asyncio.run(reach(plan.context, plan.settings, entry=ENTRY, environ=environ))
     except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
         into.set_exception(exc)
     else:

@@ -1,10 +1,12 @@
-"""The CLI's side of ``review_plan``: show the planned pages, read the reviewer's answer."""
+"""The command line's side of ``review_plan``: show the planned pages, read the reviewer's typing.
+
+An answer given as a file (``--review answers.json``) is the session's: read and checked in the
+pre-flight (deskresearch.session.review).
+"""
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 from typing import Any, TextIO
 
 from deskresearch.errors import ConfigError
@@ -20,17 +22,12 @@ def show_plan(plan: dict[str, Any], out: TextIO = sys.stderr) -> None:
         print(f"  {i:>2}. {page['url']}  {page.get('title', '')}", file=out)
 
 
-def answer_from(plan: dict[str, Any], source: str, stdin: TextIO = sys.stdin) -> Any:
-    """Return the resume value: from a JSON file, or from numbers typed on stdin ("-").
+def answer_at_terminal(plan: dict[str, Any], stdin: TextIO = sys.stdin) -> Any:
+    """Return the resume value from numbers typed on stdin: the pages to drop.
 
     Raises:
-        ConfigError: the file is missing or not JSON, or a typed number is not on the list.
+        ConfigError: a typed word is not a number, or a number is not on the list.
     """
-    if source != "-":
-        try:
-            return json.loads(Path(source).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"--review {source}: cannot read a JSON answer ({exc})") from None
     pages = plan.get("pages", [])
     print("Numbers of pages to drop (e.g. 2 5), or Enter to accept all: ", end="", file=sys.stderr)
     typed = stdin.readline().replace(",", " ").split()

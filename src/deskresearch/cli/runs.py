@@ -1,110 +1,24 @@
-"""``deskresearch runs``: earlier runs from the checkpoint store, newest first.
-
-Each run is a thread in the store: its input checkpoint gives the topic and start time, its
-latest checkpoint whether it finished (and how), failed, stopped part-way or awaits a review.
-Files are found by thread id in the output folder (each JSON document records its thread).
-"""
+"""``deskresearch runs``: earlier runs of a checkpoint store, newest first, as a table or JSON."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import datetime
-from pathlib import Path
-from typing import Any
 
-from deskresearch.cli.style import CommandParser
-from deskresearch.report.outcome import finished
-from deskresearch.resume_fix import is_cancellation
-from deskresearch.services.storage.checkpoints import (
-    CHECKPOINTS_ENV,
-    default_location,
-    describe,
-    open_checkpointer,
-)
-
-OUTPUT_DIR_KEY = "deskresearch_output_dir"  # checkpoint metadata: where the CLI wrote files
-
-
-@dataclass
-class RunRow:
-    """One earlier run."""
-
-    thread_id: str
-    started: str  # ISO time, UTC
-    topic: str
-    status: str  # ok, insufficient_evidence, unfinished, failed, awaiting review
-    files: list[str]
-    folder: str = ""  # where the run's files were written (its -o), when it says
-
-
-def _status(values: dict[str, Any], writes: Sequence[Any]) -> str:
-    channels = {w[1] for w in writes if len(w) > 2}
-    if finished(values):
-        return str(values["status"])
-    if "__interrupt__" in channels:
-        return "awaiting review"
-    # LangGraph may save a CancelledError for each task a Ctrl-C cancelled: not a failure.
-    if any(w[1] == "__error__" and not is_cancellation(w[2]) for w in writes if len(w) > 2):
-        return "failed"
-    return "unfinished"
-
-
-async def list_runs(location: str, limit: int) -> list[RunRow]:
-    """Return up to ``limit`` runs saved at ``location``, newest first."""
-    rows: list[RunRow] = []
-    async with open_checkpointer(location) as saver:
-        starts = []  # collected first: the store's iterator holds its lock while it yields
-        async for tup in saver.alist(None, filter={"source": "input"}):
-            if not tup.config["configurable"].get("checkpoint_ns"):  # not a page's or query's
-                starts.append(tup)
-                if len(starts) >= limit:
-                    break
-        for tup in starts:
-            thread = str(tup.config["configurable"]["thread_id"])
-            start = tup.checkpoint["channel_values"].get("__start__") or {}
-            latest = await saver.aget_tuple({"configurable": {"thread_id": thread}})
-            values = dict(latest.checkpoint["channel_values"]) if latest else {}
-            writes = (latest.pending_writes or []) if latest else []
-            topic = values.get("topic") or (start.get("topic") if isinstance(start, dict) else "")
-            folder = str((latest.metadata or {}).get(OUTPUT_DIR_KEY) or "") if latest else ""
-            status = _status(values, writes)
-            rows.append(RunRow(thread, tup.checkpoint["ts"], str(topic or ""), status, [], folder))
-    return rows
-
-
-def _documents(out_dir: Path) -> dict[str, list[str]]:
-    """The files of each thread id whose result document is in ``out_dir`` (report first)."""
-    found: dict[str, list[str]] = {}
-    for js in sorted(out_dir.glob("*.json")) if out_dir.is_dir() else []:
-        try:
-            doc = json.loads(js.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(doc, dict) and doc.get("thread_id"):
-            named = doc.get("files") or {}
-            files = [str(out_dir / named[k]) for k in ("report", "html") if named.get(k)]
-            found.setdefault(str(doc["thread_id"]), []).extend([*files, str(js)])
-    return found
-
-
-def files_of(thread_id: str, out_dir: Path) -> list[str]:
-    """The files a run wrote in ``out_dir``, its report first ([] when none is there)."""
-    return _documents(out_dir).get(thread_id, [])
-
-
-def attach_files(rows: list[RunRow], out_dir: Path | None) -> None:
-    """Fill each row's files from the result documents in its own folder (or ``out_dir``)."""
-    folders = {Path(r.folder) for r in rows if r.folder} | ({out_dir} if out_dir else set())
-    found: dict[str, list[str]] = {}
-    for folder in sorted(folders):
-        for thread, files in _documents(folder).items():
-            found.setdefault(thread, []).extend(f for f in files if f not in found.get(thread, []))
-    for row in rows:
-        row.files += found.get(row.thread_id, [])
+from deskresearch.services.storage.checkpoints import CHECKPOINTS_ENV
+from deskresearch.session.engines import LocalGraph
+from deskresearch.session.options import DEFAULT_OUTPUT, bounded
+from deskresearch.session.plan import Entry
+from deskresearch.session.reports import ReportFiles
+from deskresearch.session.run import Session
+from deskresearch.session.settings import Sources, gather
+from deskresearch.session.store import RunRow
+from deskresearch.session.style import CommandParser
 
 
 def _local(ts: str) -> str:
@@ -114,28 +28,39 @@ def _local(ts: str) -> str:
         return ts
 
 
+async def _rows(session: Session, limit: int) -> list[RunRow]:
+    async with session:
+        return await session.runs(limit)
+
+
 def main(argv: Sequence[str]) -> int:
     """List earlier runs; return the exit code."""
+    from deskresearch.services.storage.checkpoints import default_location
+
     parser = CommandParser(prog="deskresearch runs", description="List earlier runs, newest first.")
     parser.add_argument(
         "--checkpoints",
         metavar="PATH_OR_URL",
         help=f"the checkpoint store [env {CHECKPOINTS_ENV}; default: the one runs use]",
     )
-    parser.add_argument("-o", "--output-dir", default="reports", help="where to look for files")
-    parser.add_argument("-n", "--limit", type=int, default=20, help="how many (default 20)")
+    parser.add_argument("-o", "--output-dir", help="where to look for files (default: reports)")
+    parser.add_argument("-n", "--limit", type=bounded(int, 1, 100_000), default=20,
+                        help="how many (default 20)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--debug", action="store_true", help="on an error, print its traceback")
     args = parser.parse_args(argv)
-    if args.limit < 1:
-        parser.error(f"-n {args.limit}: give how many runs to list, 1 or more")
-    location = args.checkpoints or default_location()
-    path = location.removeprefix("sqlite:///")
-    if location == "memory" or ("://" not in path and not Path(path).expanduser().exists()):
-        print(f"no runs saved in {describe(location)}", file=sys.stderr)
+    settings = gather(Sources(
+        flags={"checkpoints": args.checkpoints, "output_dir": args.output_dir},
+        environ=os.environ,
+        defaults={"checkpoints": default_location(), "output_dir": DEFAULT_OUTPUT},
+    ))  # fmt: skip
+    store = LocalGraph(str(settings["checkpoints"].value))
+    session = Session(entry=Entry("deskresearch runs"), engine=store, store=settings["checkpoints"],
+                      files=ReportFiles(settings["output_dir"]))  # fmt: skip
+    if store.location == "memory" or not store.exists():
+        print(f"no runs saved in {store.where}", file=sys.stderr)
         return 0
-    rows = asyncio.run(list_runs(location, args.limit))
-    attach_files(rows, Path(args.output_dir))
+    rows = asyncio.run(_rows(session, args.limit))
     if args.json:
         for row in rows:
             print(json.dumps(asdict(row), ensure_ascii=False))
@@ -146,5 +71,5 @@ def main(argv: Sequence[str]) -> int:
         for file in row.files:
             print(f"{'':<73}  {file}")
     if not rows:
-        print(f"no runs saved in {describe(location)}", file=sys.stderr)
+        print(f"no runs saved in {store.where}", file=sys.stderr)
     return 0

@@ -12,7 +12,7 @@ import sys
 from types import TracebackType
 from typing import Any, Protocol, TextIO
 
-from deskresearch.cli.progress import Tracker
+from deskresearch.session.tracker import Tracker, event_line
 
 
 class View(Protocol):
@@ -28,19 +28,6 @@ class View(Protocol):
 
     def event(self, event: dict[str, Any]) -> None:
         """Show one progress event (the tracker has already taken it)."""
-
-
-def event_line(event: dict[str, Any]) -> str:
-    """One progress event as a line: ``[read_page] finished url=... chunks=3`` (scalars only).
-
-    The plain view prints it; ``deskresearch mcp`` sends it as a progress notification.
-    """
-    details = " ".join(
-        f"{k}={v}"
-        for k, v in event.items()
-        if k not in ("stage", "event") and not isinstance(v, list | dict)
-    )
-    return f"[{event.get('stage')}] {event.get('event')} {details}".rstrip()
 
 
 class QuietView:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -186,8 +186,38 @@ _PLAIN = {
 def problem(err: Mapping[str, Any]) -> str:
     """Pydantic's words for a bad value, or plainer ones where its own are a regular expression."""
     name = str(err["loc"][0]) if err.get("loc") else "?"
-    # A validator's own message says it all; pydantic's "Value error, " is a class name's echo.
+    # A validator's own ConfigError already says what is wrong: without pydantic's prefix.
     return _PLAIN.get((name, str(err.get("type"))), str(err["msg"]).removeprefix("Value error, "))
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """One invalid setting: for a message, or for a form's field."""
+
+    name: str
+    value: Any
+    origin: str  # where the value came from ("the flag --url-per-query"); "" when unknown
+    message: str
+    fix: str
+
+    def __str__(self) -> str:
+        """``name=value from <origin>: <what is wrong> (<fix>)``."""
+        where = f" from {self.origin}" if self.origin else ""
+        fix = f" ({self.fix})" if self.fix else ""
+        return f"{self.name}={self.value!r}{where}: {self.message}{fix}"
+
+
+def problems_in(
+    exc: ValidationError, origin_of: Callable[[str], tuple[str, str]] | None = None
+) -> list[Problem]:
+    """Pydantic's errors as Problems; ``origin_of(name)`` says (where from, how to fix)."""
+    found = []
+    for err in exc.errors():
+        name = ".".join(str(p) for p in err["loc"]) or "?"
+        origin, fix = origin_of(name) if origin_of else ("", "")
+        fix = fix or f"set --{name.replace('_', '-')} or {ENV_PREFIX}{name.upper()}"
+        found.append(Problem(name, err.get("input"), origin, problem(err), fix))
+    return found
 
 
 def validated(values: Mapping[str, Any], *, source: str) -> Context:
@@ -195,14 +225,8 @@ def validated(values: Mapping[str, Any], *, source: str) -> Context:
     try:
         return Context(**values)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            name = ".".join(str(p) for p in err["loc"]) or "?"
-            lines.append(
-                f"{name}={err.get('input')!r}: {problem(err)} (set --{name.replace('_', '-')} "
-                f"or {ENV_PREFIX}{name.upper()})"
-            )
-        raise ConfigError(f"invalid setting from {source}: " + "; ".join(lines)) from None
+        lines = "; ".join(map(str, problems_in(exc)))
+        raise ConfigError(f"invalid setting from {source}: {lines}") from None
     except TypeError as exc:  # an unknown keyword
         raise ConfigError(f"invalid setting from {source}: {exc}") from None
 

@@ -3,6 +3,14 @@
 A client (Claude Desktop, Cursor, VS Code, your own agent) starts this command and talks MCP
 over its stdin and stdout; nothing else may write to stdout, so messages for people (a setting
 that will not work, a cancelled run and how to resume it) go to stderr, the client's log.
+
+Each call is a run of one session in this process (deskresearch.session): one graph and one
+checkpoint store for every call (``--checkpoints``, where the CLI's runs are), so calls run
+side by side and a cancelled one stays resumable (``deskresearch --resume THREAD_ID``). Settings
+are read again at every call (a fixed config file or variable takes effect without a restart,
+and a bad one is a tool error, not a server that will not start): the call's own values, this
+command's setting flags, its ``--config`` file, the environment, the defaults. The report files
+are written like the CLI's: ``<slug>.md`` and ``<slug>.json`` in ``--output-dir``.
 """
 
 from __future__ import annotations
@@ -10,16 +18,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from platformdirs import user_data_dir
 
-from deskresearch.cli.command import FORMATS, add_setting_options
-from deskresearch.cli.settings import context_from, gather
-from deskresearch.cli.style import EXIT_CONFIG, EXIT_OK, CommandParser
 from deskresearch.errors import ConfigError
 from deskresearch.services.storage.checkpoints import CHECKPOINTS_ENV, default_location
+from deskresearch.session.options import FORMATS, add_setting_options, given_settings
+from deskresearch.session.settings import Sources, check_rules, context_from, gather
+from deskresearch.session.style import EXIT_CONFIG, EXIT_OK, CommandParser
 
 # A client starts the server in a folder of its choosing (often / or $HOME): not "reports".
 DEFAULT_OUTPUT = str(Path(user_data_dir("deskresearch")) / "reports")
@@ -52,7 +61,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-o",
         "--output-dir",
-        default=DEFAULT_OUTPUT,
         metavar="DIR",
         help=f"where each report's <slug>.md and <slug>.json go (default: {DEFAULT_OUTPUT})",
     )
@@ -61,20 +69,33 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def sources_for(ns: argparse.Namespace) -> Callable[[dict[str, Any]], Sources]:
+    """A call's settings (the tool's arguments) → where the run's settings come from."""
+    flags = {**given_settings(vars(ns)), "output_dir": ns.output_dir, "checkpoints": ns.checkpoints}
+    defaults = {"output_dir": DEFAULT_OUTPUT, "checkpoints": default_location()}
+
+    def sources(call: dict[str, Any]) -> Sources:
+        return Sources(caller=call, caller_name="the tool call", flags=flags, config=ns.config,
+                       environ=os.environ, defaults=defaults)  # fmt: skip
+
+    return sources
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until the client closes stdin; return the exit code."""
     ns = build_parser().parse_args(argv)
-    ns.review = None  # settings are gathered as for a research, which has --review
-    ns.checkpoints = ns.checkpoints or default_location()
+    sources = sources_for(ns)
+    places = gather(Sources(flags={"output_dir": ns.output_dir, "checkpoints": ns.checkpoints},
+                            defaults=sources({}).defaults))  # fmt: skip
     try:  # said once at start-up, in the client's log; every call says it again
-        context_from(gather(ns, os.environ))
+        settings = gather(sources({}))
+        check_rules(settings, context_from(settings), reviewer=False)
     except ConfigError as exc:
         print(f"deskresearch mcp: warning: {exc}", file=sys.stderr, flush=True)
     try:
         import anyio
 
-        from deskresearch.mcp.local import LocalRunner
-        from deskresearch.mcp.tool import build_server
+        from deskresearch.mcp.tool import ENTRY, Runner, build_server
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types"):
             raise
@@ -83,9 +104,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_CONFIG
+    from deskresearch.session.reports import ReportFiles
+    from deskresearch.session.run import Session
+
+    session = Session(entry=ENTRY, store=places["checkpoints"],
+                      files=ReportFiles(places["output_dir"], ns.format))  # fmt: skip
+
+    def cancelled(thread: str) -> None:
+        print(f"deskresearch mcp: research {thread} cancelled; its finished steps are saved in "
+              f"{session.engine.where}: {session.resume_command(thread)}",
+              file=sys.stderr, flush=True)  # fmt: skip
+
+    runner = Runner(session, sources, cancelled=cancelled, full_result=lambda outcome: (
+        f"{outcome.files[-1].resolve()} (and thread {outcome.thread} in {session.engine.where})"))  # fmt: skip
 
     async def serve() -> None:
-        async with LocalRunner(ns) as runner:
+        async with session:
             await build_server(runner).run_stdio_async()
 
     anyio.run(serve)

@@ -2,22 +2,25 @@
 
 ``build_server(runner)`` returns an MCP server (the official SDK's ``MCPServer``) with one tool,
 ``research(topic, language?, max_rounds?)``, and one resource template, the whole report of a
-run (``deskresearch://report/{thread_id}``). Where the run happens is the runner's business:
-``mcp.local`` runs the graph in this process on the CLI's settings and checkpoints, and writes
-the report files; ``mcp.served`` starts a run on the LangGraph server it is mounted in, with the
-server's checkpointer and locked deployment settings. Everything an MCP client sees is here:
-the description, the input and output schemas, the bounded result (``mcp.result``), progress
-notifications (one per progress event, the lines the CLI's plain view prints), cancellation
-(the runner stops the run; its checkpoint stays, so it can be resumed) and tool errors that
+run (``deskresearch://report/{thread_id}``). A call is one run of the runner's session
+(deskresearch.session): ``mcp.stdio`` runs the graph in this process on the command line's
+settings, checkpoints and report files; ``mcp.served`` runs it on the LangGraph server it is
+mounted in, with the server's checkpointer and locked deployment settings. The settings a call
+may choose (``language``, ``max_rounds``: Context fields, with Context's bounds) enter the
+session as the caller's per-run values, with their origin, like any other setting: a new one is a
+parameter of ``research`` and an entry of its ``asked`` mapping. Everything an MCP client sees is
+here: the description, the input and output schemas, the bounded result (``mcp.result``),
+progress notifications (one per progress event, the lines the CLI's plain view prints),
+cancellation (the run stops; its checkpoint stays, so it can be resumed) and tool errors that
 carry our one-line cause and fix.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context as MCPContext
 from mcp.server.mcpserver import MCPServer
@@ -26,12 +29,16 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from deskresearch._version import __version__
-from deskresearch.cli.views import event_line
 from deskresearch.config.context import Context
 from deskresearch.errors import DeskResearchError
 from deskresearch.mcp.result import MAX_RESULT_CHARS, REPORT_URI, ResearchResult, compact
-from deskresearch.text.clean import MAX_TOPIC_CHARS, clean_topic
+from deskresearch.session.plan import Entry
+from deskresearch.session.run import Outcome, Session
+from deskresearch.session.settings import Sources
+from deskresearch.session.tracker import event_line
+from deskresearch.text.clean import MAX_TOPIC_CHARS
 
+ENTRY = Entry("deskresearch mcp", locked=True)  # nobody reviews; a call may not unlock a setting
 TOOL = "research"
 DESCRIPTION = f"""\
 Research a question on the web and get a cited report whose citations were checked.
@@ -63,6 +70,7 @@ LANGUAGE = "Language of the report: a code or a name (en-us, German, zh-cn); def
 _FIELD = getattr(Context, "__pydantic_fields__")["max_rounds"]  # noqa: B009 - untyped attr
 _ROUNDS = {type(m).__name__: getattr(m, type(m).__name__.lower()) for m in _FIELD.metadata}
 MIN_ROUNDS, MAX_ROUNDS = int(_ROUNDS["Ge"]), int(_ROUNDS["Le"])  # the setting's own bounds
+BOUNDS: dict[str, Any] = {"minimum": MIN_ROUNDS, "maximum": MAX_ROUNDS}
 ROUNDS = (
     f"Research rounds ({MIN_ROUNDS}-{MAX_ROUNDS}; default: the server's setting, "
     f"{_FIELD.default}). After each round a reflection step "
@@ -70,92 +78,23 @@ ROUNDS = (
     "rounds dig deeper and cost more; 1 is the quickest and cheapest."
 )
 
-Progress = Callable[[dict[str, Any]], Awaitable[None]]
-
 
 @dataclass(frozen=True)
-class Request:
-    """One call of the tool: what the client asked for."""
+class Runner:
+    """Where the tool's runs happen: a session, and what is particular to the place.
 
-    topic: str
-    language: str | None = None
-    max_rounds: int | None = None
-
-    def overrides(self) -> dict[str, Any]:
-        """The settings this call asks for (checked like any caller's: locked ones refused)."""
-        return {"max_rounds": self.max_rounds} if self.max_rounds is not None else {}
-
-    def graph_input(self) -> dict[str, Any]:
-        """The graph's input for this call."""
-        return {"topic": self.topic, **({"language": self.language} if self.language else {})}
-
-
-@dataclass
-class Outcome:
-    """A finished run: its final values, its thread, and where its full result is."""
-
-    values: dict[str, Any]
-    thread_id: str
-    full_result: str
-    files: list[str] = field(default_factory=list)
-
-
-class RunFailed(DeskResearchError):
-    """A run ended with an error; the message is one line, cause and fix."""
-
-
-class Runner(Protocol):
-    """Runs one research for the tool: here (stdio) or on the LangGraph server (served)."""
-
-    def settings(self, request: Request) -> Context:
-        """The run's settings: the entry point's own sources plus the request's overrides.
-
-        Raises:
-            ConfigError: a setting is invalid, or the request asks for a locked one.
-        """
-        ...
-
-    def places(self) -> tuple[str | None, str | None]:
-        """Where this runner writes: (the output folder, the checkpoint store); None: not its own."""
-        ...
-
-    async def run(self, request: Request, settings: Context, progress: Progress) -> Outcome:
-        """Run the research to its end, passing each progress event on.
-
-        Cancelled (the client cancelled the call), it stops the run and keeps its checkpoint.
-
-        Raises:
-            DeskResearchError: the run could not start or ended with an error.
-        """
-        ...
-
-    async def report(self, thread_id: str) -> str:
-        """The whole report of a finished run.
-
-        Raises:
-            DeskResearchError: no finished run has this thread id.
-        """
-        ...
-
-
-async def preflight(settings: Context, runner: Runner) -> None:
-    """The pre-flight of every entry point (services.preflight), before the run starts.
-
-    Every MCP call passes here before any paid call and before a thread or checkpoint exists:
-    settings as ``start_run`` checks them, the runner's folder and checkpoint store, the model
-    endpoints' URLs and keys, then one quick request to each server the run needs.
-
-    Raises:
-        ConfigError: a setting, path or key that cannot work, with the fix.
-        Unreachable: a server the run needs does not answer.
+    Args:
+        session: runs the calls (here on a checkpoint store, or on the hosting server).
+        sources: a call's settings (Context field → value) → where the run's settings come
+            from, the call's among them as the caller's per-run values.
+        full_result: where a finished run's full result is, for the result's ``full_result``.
+        cancelled: told the thread of a call the client cancelled (a log line), if anything.
     """
-    from deskresearch.services.preflight import check_local, check_network
 
-    output_dir, checkpoints = runner.places()
-    # The checks touch files (a corpus folder, the cache, the store): off the event loop.
-    # check_local covers start_run's check_settings (endpoints and keys, the search chain).
-    await asyncio.to_thread(check_local, settings, output_dir=output_dir, checkpoints=checkpoints)
-    await check_network(settings, checkpoints=checkpoints)
+    session: Session
+    sources: Callable[[dict[str, Any]], Sources]
+    full_result: Callable[[Outcome], str]
+    cancelled: Callable[[str], None] | None = None
 
 
 def one_line(exc: BaseException) -> str:
@@ -188,8 +127,9 @@ def build_server(runner: Runner, *, name: str = "deskresearch") -> MCPServer:
         topic: Annotated[str, Field(description=TOPIC)],
         ctx: MCPContext,
         language: Annotated[str | None, Field(description=LANGUAGE)] = None,
+        # The bounds are the schema's, for clients; the session checks them (one line, origin).
         max_rounds: Annotated[
-            int | None, Field(description=ROUNDS, ge=MIN_ROUNDS, le=MAX_ROUNDS)
+            int | None, Field(description=ROUNDS, json_schema_extra=BOUNDS)
         ] = None,
     ) -> Annotated[CallToolResult, ResearchResult]:
         done = 0
@@ -199,19 +139,22 @@ def build_server(runner: Runner, *, name: str = "deskresearch") -> MCPServer:
             done += 1
             await ctx.report_progress(done, None, event_line(event))
 
-        try:
-            request = Request(clean_topic(topic), language, max_rounds)
-            settings = runner.settings(request)
-            await preflight(settings, runner)  # nothing exists yet: no thread, checkpoint, call
-            outcome = await runner.run(request, settings, progress)
+        asked = {"language": language, "max_rounds": max_rounds}  # Context fields, as given
+        session = runner.session
+        try:  # admitted as every run is: nothing exists before the pre-flight passed
+            plan = await session.start(topic, runner.sources(
+                {name: value for name, value in asked.items() if value is not None}))  # fmt: skip
+            try:
+                outcome = await session.run(plan, on_event=progress)
+            except asyncio.CancelledError:
+                if runner.cancelled is not None:
+                    runner.cancelled(plan.thread)
+                raise
         except DeskResearchError as exc:
             raise ToolError(one_line(exc)) from None
-        result = compact(
-            outcome.values,
-            thread_id=outcome.thread_id,
-            full_result=outcome.full_result,
-            files=outcome.files,
-        )
+        result = compact(outcome.values, thread_id=outcome.thread,
+                         full_result=runner.full_result(outcome),
+                         files=[str(f.resolve()) for f in outcome.files])  # fmt: skip
         text = result.model_dump_json()
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
@@ -228,7 +171,7 @@ def build_server(runner: Runner, *, name: str = "deskresearch") -> MCPServer:
     )
     async def report(thread_id: str) -> str:
         try:
-            return await runner.report(thread_id)
+            return await runner.session.report(thread_id)
         except DeskResearchError as exc:
             raise ResourceError(one_line(exc)) from None
 

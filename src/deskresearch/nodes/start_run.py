@@ -17,13 +17,16 @@ from deskresearch.records import Provenance
 from deskresearch.safety.scope import describe
 from deskresearch.services.base import ChatService, ContentExtractor, SearchService, TokenCounter
 from deskresearch.state import ResearchState
-from deskresearch.text.clean import MAX_TOPIC_CHARS, clean_language, clean_topic
+from deskresearch.text.clean import MAX_TOPIC_CHARS, clean_language, clean_topic, known_language
 
 __all__ = ["MAX_TOPIC_CHARS", "check_settings", "clean_topic", "start_run"]
 
 
-def check_settings(ctx: Context, llm: ChatService, search: SearchService) -> None:
+def check_settings(
+    ctx: Context, llm: ChatService, search: SearchService, language: str = ""
+) -> None:
     """Raise ConfigError for a setting that cannot work, before any model call."""
+    known_language(language or ctx.language)  # reads Babel's data: this runs in a thread
     llm.check(ctx.summary_spec())
     llm.check(ctx.report_spec())
     if ctx.check_citations:
@@ -63,7 +66,7 @@ async def start_run(
     language = clean_language(given if given and str(given).strip() else ctx.language)
     # Checks may touch files (the cache, a corpus folder): off the event loop, whose blocking
     # guard under `langgraph dev` would otherwise fail the run.
-    await asyncio.to_thread(check_settings, ctx, llm, search)
+    await asyncio.to_thread(check_settings, ctx, llm, search, language)
     tokens.warm()
     extractor.warm()
     emit(runtime, "start_run", "started", topic=topic, language=language)

@@ -1,24 +1,19 @@
 """Pre-flight: what can go wrong before the first paid call, found in milliseconds, found first.
 
-Every entry point (the CLI, ``deskresearch batch``, ``deskresearch mcp``) runs it before anything
-is sent or saved. Two parts:
+Every entry point runs it (through the session, deskresearch.session.plan) before anything is
+sent or saved. Two parts:
 
-- ``check_local``, no network and no file left behind: the output folder, the checkpoint store's
-  file, the cache file, the model endpoint's URL and key, the search settings. The CLI runs it
-  before its head start sends the first model request.
-- ``check_network``, one quick request each, no retries: the model endpoints answer (``GET
-  /models``: free on every OpenAI-compatible server; a rejected key shows here), a SearXNG or
-  PostgreSQL server answers. A refused connection fails in milliseconds instead of after the
-  run's retries, and before a checkpoint exists.
+- ``check_local`` (here), no network and no file left behind: the output folder, the checkpoint
+  store, the cache file, the model endpoints' URLs and keys, the search settings, the worker
+  count. The CLI runs it before its head start sends the first model request.
+- ``check_network`` (services.servers), one quick request to each server the run needs.
 
 Each failure is one line: what is wrong, where the value came from (``origins``: a flag, the
-environment, a config file), and what to do. Light on purpose: httpx and psycopg are imported
-only when a network check needs them.
+environment, a config file, a caller), and what to do.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import sqlite3
@@ -29,16 +24,19 @@ from urllib.parse import urlsplit
 
 from deskresearch.config.context import Context
 from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for, split_model
-from deskresearch.errors import NO_ENDPOINT, ConfigError, Unreachable
+from deskresearch.errors import NO_ENDPOINT, ConfigError
 from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.search.checks import check_chain
-from deskresearch.services.storage.checkpoints import NO_POSTGRES, POSTGRES_SCHEMES
+from deskresearch.services.storage.checkpoints import kind_of, sqlite_path
+from deskresearch.services.workers import pool_size
+from deskresearch.text.clean import known_language
 
 TIMEOUT_S = 3.0  # connect and answer: a server that needs longer is down for a user waiting
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-def _from(origins: Mapping[str, str], name: str, default: str) -> str:
+def where_from(origins: Mapping[str, str], name: str, default: str) -> str:
+    """Where setting ``name`` came from (``default`` when nobody said)."""
     return origins.get(name) or default
 
 
@@ -108,11 +106,12 @@ def endpoints(ctx: Context, environ: Mapping[str, str]) -> dict[str, tuple[str, 
     return found
 
 
-def _origin(setting: str, origins: Mapping[str, str]) -> str:
+def origin_of(setting: str, origins: Mapping[str, str]) -> str:
+    """Where the setting that chose a model endpoint came from (a variable, a flag, ...)."""
     if setting in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):
         return f"{setting} in the environment"
     if setting:
-        return _from(origins, setting, f"the setting {setting}")
+        return where_from(origins, setting, f"the setting {setting}")
     return "the default (OpenAI)"
 
 
@@ -137,26 +136,29 @@ def check_local(
     """
     origins = origins or {}
     env = os.environ if environ is None else environ
+    pool_size(env)  # the extraction workers: started in the run, checked here
+    known_language(ctx.language, where_from(origins, "language", "the default"))
     if output_dir is not None:
-        where = _from(origins, "output_dir", "the default")
+        where = where_from(origins, "output_dir", "the default")
+        if not output_dir.strip():
+            raise ConfigError(
+                f"the output folder (from {where}) is empty: give a folder, e.g. -o reports"
+            )
         writable_folder(Path(output_dir), "the output folder",
                         f"It comes from {where}: pick a folder you can write with -o DIR.")  # fmt: skip
-    if checkpoints and checkpoints != "memory" and not checkpoints.startswith(POSTGRES_SCHEMES):
-        where = _from(origins, "checkpoints", "the default")
-        fix = (f"It comes from {where}: point --checkpoints (or DESKRESEARCH_CHECKPOINTS) at a "
-               "writable file, or use --checkpoints memory (no resume).")  # fmt: skip
-        sqlite_file(Path(checkpoints.removeprefix("sqlite:///")), "the checkpoint store", fix)
+    if checkpoints:
+        check_store(checkpoints, origins=origins)
     if not providers:
         return
     if (cache := ctx.cache_policy()) is not None:
-        where = _from(origins, "cache_path", "the default")
+        where = where_from(origins, "cache_path", "the default")
         fix = f"It comes from {where}: point --cache-path elsewhere, or run with --no-cache."
         sqlite_file(Path(cache.path), "the cache file", fix)
     for base, (setting, key) in endpoints(ctx, env).items():
         parts = urlsplit(base)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ConfigError(
-                f"the model endpoint {mask_secrets(base)!r} (from {_origin(setting, origins)}) is "
+                f"the model endpoint {mask_secrets(base)!r} (from {origin_of(setting, origins)}) is "
                 "not an http(s) URL: write it with its scheme, e.g. http://localhost:11434/v1"
             )
         if base == OPENAI_DEFAULT_URL and not key:
@@ -164,133 +166,21 @@ def check_local(
     check_chain(ctx.search_settings())
 
 
-async def _answers(url: str, headers: Mapping[str, str]) -> int:
-    """GET ``url`` once: its HTTP status (any answer means the server is there)."""
-    import httpx
+def check_store(location: str, *, origins: Mapping[str, str] | None = None) -> None:
+    """Raise ConfigError unless ``location`` is a store we can open.
 
-    from deskresearch.services.web.tls import tls_context
-
-    async with httpx.AsyncClient(timeout=TIMEOUT_S, verify=tls_context()) as client:
-        response = await client.get(url, headers=dict(headers))
-        return response.status_code
-
-
-async def _model_endpoint(
-    base: str, setting: str, key: str | None, origins: Mapping[str, str]
-) -> None:
-    import httpx
-
-    shown = mask_secrets(base)
-    where = _origin(setting, origins)
-    try:
-        status = await _answers(base.rstrip("/") + "/models",
-                                {"Authorization": f"Bearer {key or 'not-needed'}"})  # fmt: skip
-    except httpx.TransportError as exc:
-        raise Unreachable(
-            f"the model endpoint {shown} does not answer ({_why(exc)}). Start the server, or fix "
-            f"the URL (it comes from {where})"
-        ) from None
-    if status in (401, 403):
-        raise ConfigError(
-            f"the model endpoint {shown} rejected the API key (HTTP {status}): check "
-            "OPENAI_API_KEY for that server"
-        )
-
-
-async def _searxng(url: str, origins: Mapping[str, str]) -> None:
-    import httpx
-
-    try:
-        await _answers(url.rstrip("/") + "/", {})
-    except httpx.TransportError as exc:
-        where = _from(origins, "searxng_url", "SEARXNG_URL")
-        raise Unreachable(
-            f"the SearXNG server {mask_secrets(url)} does not answer ({_why(exc)}). Start it, "
-            f"or fix the URL (it comes from {where})"
-        ) from None
-
-
-async def _postgres(url: str, origins: Mapping[str, str]) -> None:
-    try:
-        import psycopg
-    except ImportError:
-        raise ConfigError(NO_POSTGRES) from None
-    try:
-        conn = await psycopg.AsyncConnection.connect(url, connect_timeout=int(TIMEOUT_S))
-        await conn.close()
-    except psycopg.Error as exc:
-        where = _from(origins, "checkpoints", "DESKRESEARCH_CHECKPOINTS")
-        first = " ".join(str(exc).split()).split(": ", 1)[-1][:200]
-        raise Unreachable(
-            f"the checkpoint database {mask_secrets(url)} does not answer ({first}). Start it, "
-            f"fix the URL (it comes from {where}), or use a SQLite file"
-        ) from None
-
-
-def _why(exc: BaseException) -> str:
-    """A refused or timed-out connection in words (httpx says "All connection attempts failed")."""
-    text = " ".join(str(exc).split())
-    name = type(exc).__name__
-    if (
-        "refused" in text.lower()
-        or name == "ConnectError"
-        or isinstance(exc, ConnectionRefusedError)
-    ):
-        return "nothing accepts connections there"
-    if "Timeout" in name or isinstance(exc, TimeoutError):
-        return f"no answer within {TIMEOUT_S:.0f} s"
-    return text[:160] or name
-
-
-async def check_network(
-    ctx: Context,
-    *,
-    checkpoints: str | None,
-    origins: Mapping[str, str] | None = None,
-    environ: Mapping[str, str] | None = None,
-    providers: bool = True,
-) -> None:
-    """Check that the servers the run needs answer: one quick request each, at the same time.
-
-    ``providers``: False to check only the checkpoint database (see check_local).
-
-    Raises:
-        Unreachable: a server does not answer (the first one found).
-        ConfigError: a server answered that the key is wrong.
+    A known kind: a SQLite file we can write (or create), a PostgreSQL URL (its server is asked
+    by ``check_network``), or memory.
     """
-    origins = origins or {}
-    env = os.environ if environ is None else environ
-    checks = [_model_endpoint(base, setting, key, origins)
-              for base, (setting, key) in endpoints(ctx, env).items()] if providers else []  # fmt: skip
-    settings = ctx.search_settings()
-    if providers and settings.backends == ("searxng",):  # a chain falls back by itself
-        checks.append(_searxng(settings.searxng_url, origins))
-    if checkpoints and checkpoints.startswith(POSTGRES_SCHEMES):
-        checks.append(_postgres(checkpoints, origins))
-    results = await asyncio.gather(*checks, return_exceptions=True)
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
-
-
-def check_ray_address(address: str) -> None:
-    """Raise Unreachable unless something listens at a Ray address (``host:port``, ``ray://``).
-
-    ``auto`` and ``local`` are Ray's own to find. Without this, ``ray.init`` on an address where
-    nothing listens retries for minutes before it gives up.
-    """
-    import socket
-
-    if address in ("", "auto", "local"):
-        return
-    target = urlsplit(address if "://" in address else f"ray://{address}")
-    host, port = target.hostname, target.port or (10001 if target.scheme == "ray" else 6379)
-    if not host:
-        raise ConfigError(f"--ray {address!r} is not an address: give host:port, e.g. head:6379")
+    where = where_from(origins or {}, "checkpoints", "the default")
+    if not location.strip():
+        raise ConfigError(f"the checkpoint store (from {where}) is empty: give a SQLite file, "
+                          "a postgresql:// URL, or memory")  # fmt: skip
     try:
-        socket.create_connection((host, port), timeout=TIMEOUT_S).close()
-    except OSError as exc:
-        raise Unreachable(
-            f"no Ray cluster answers at {host}:{port} ({_why(exc)}). Start one with "
-            "`ray start --head`, or give its address with --ray host:6379"
-        ) from None
+        kind = kind_of(location)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} (it comes from {where})") from None
+    if kind == "sqlite":
+        fix = (f"It comes from {where}: point --checkpoints (or DESKRESEARCH_CHECKPOINTS) at a "
+               "writable file, or use --checkpoints memory (no resume).")  # fmt: skip
+        sqlite_file(sqlite_path(location), "the checkpoint store", fix)

@@ -26,7 +26,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import cache, partial
@@ -83,10 +83,17 @@ class _WorkerProcess(mp_context.SpawnProcess):
         # is installed once and acts only in this thread, while this process starts.
         mp_spawn.get_preparation_data = _preparation_data
         _spawning.without_main = True
+        # SIGINT blocked right here, whatever this thread's mask became since it was set (the
+        # stdlib's resource tracker, started from the same thread, unblocks it after its own
+        # start): a Ctrl-C while the child imports would otherwise print its traceback.
+        blocked = hasattr(signal, "pthread_sigmask")
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
         try:
             return mp_context.SpawnProcess._Popen(process_obj)
         finally:
             _spawning.without_main = False
+            if mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 class _WorkerContext(mp_context.SpawnContext):
@@ -285,12 +292,25 @@ def shared_pool() -> WorkerPool:
     Raises:
         ConfigError: the variable is not a whole number from 0 to 64.
     """
-    raw = os.environ.get(WORKERS_ENV, "").strip()
+    size = pool_size(os.environ)
+    return WorkerPool() if size is None else WorkerPool(size)
+
+
+def pool_size(environ: Mapping[str, str]) -> int | None:
+    """The worker count ``DESKRESEARCH_WORKERS`` asks for (None: the default).
+
+    Raises:
+        ConfigError: the variable is not a whole number from 0 to 64.
+    """
+    raw = environ.get(WORKERS_ENV, "").strip()
     if not raw:
-        return WorkerPool()
+        return None
     if not raw.isdigit() or int(raw) > 64:
-        raise ConfigError(f"{WORKERS_ENV}={raw!r}: expected a whole number from 0 to 64")
-    return WorkerPool(int(raw))
+        raise ConfigError(
+            f"{WORKERS_ENV}={raw!r} in the environment: give a whole number of worker "
+            f"processes from 0 to 64 (change or unset {WORKERS_ENV})"
+        )
+    return int(raw)
 
 
 def terminate_shared_pool() -> None:

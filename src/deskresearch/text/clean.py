@@ -11,6 +11,7 @@ from html import unescape
 import regex
 
 from deskresearch.errors import ConfigError
+from deskresearch.text.languages import is_language
 
 MAX_PHRASE_CHARS = 300
 MAX_TOPIC_CHARS = 2000
@@ -68,6 +69,24 @@ def clean_language(language: object) -> str:
             "(en-us, de, zh-Hans-CN, German, Brazilian Portuguese)"
         )
     return text
+
+
+def known_language(language: str, origin: str = "") -> str:
+    """Return ``language`` if it names a language (``text.languages``), after clean_language.
+
+    Apart from clean_language because it reads Babel's data (files): run off an event loop.
+
+    Raises:
+        ConfigError: no language has that tag or name.
+    """
+    if not is_language(language):
+        where = f" (from {origin})" if origin else ""
+        raise ConfigError(
+            f"language {language!r}{where} names no language deskresearch knows: give a tag "
+            "(en-us, de, pt-BR, zh-Hans-CN) or a language's name (German, Brazilian Portuguese, "
+            "Deutsch)"
+        )
+    return language
 
 
 def unique_phrases(raw: Sequence[object], limit: int) -> list[str]:

@@ -13,10 +13,13 @@ from typing import Any
 import pytest
 
 from deskresearch.batch.ledger import Ledger
-from deskresearch.batch.outputs import Outputs
 from deskresearch.batch.ray_driver import USAGE_STATS, _result, node_env
-from deskresearch.batch.runner import build_job
+from deskresearch.batch.runner import Job, build_job
 from deskresearch.batch.topics import Topic
+from deskresearch.session.plan import Entry, Plan, prepare
+from deskresearch.session.reports import ReportFiles
+from deskresearch.session.run import Session
+from deskresearch.session.settings import Given, Sources
 
 ROOT = Path(__file__).parents[3]
 ASK = (
@@ -77,19 +80,33 @@ def lost_after(attempts: int) -> Ledger:
     return ledger
 
 
+def topic_job(tmp_path: Path) -> tuple[Job, Plan, Session]:
+    """A topic of a Ray batch as the driver holds it: its job, its admitted plan, the session."""
+    entry = Entry("batch", providers=False)
+    sources = Sources(flags={"checkpoints": "memory", "output_dir": str(tmp_path)}, environ={})
+    job = build_job(Topic(1, "EV batteries", {}, "t-1", "ev"), sources, entry)
+    plan = prepare("EV batteries", job.settings, entry=entry, thread="t-1")
+    folder = Given(str(tmp_path), "the flag -o", "change -o", "flag")
+    return (
+        job,
+        plan,
+        Session(entry=entry, store=job.settings["checkpoints"], files=ReportFiles(folder)),
+    )
+
+
 @pytest.mark.parametrize(("attempts", "said"), [(1, "1 attempt began"), (4, "4 attempts began")])
 def test_a_task_lost_for_good_says_how_many_attempts_began_and_counts_their_calls(
     attempts: int, said: str, tmp_path: Path
 ) -> None:
-    job = build_job(Topic(1, "EV batteries", {}, "t-1", "ev"), {})
+    job, plan, session = topic_job(tmp_path)
     ray = fake_ray(WorkerCrashedError("node died"))
-    row = _result(ray, object(), job, 1.0, lost_after(attempts), Outputs(tmp_path))
+    row = _result(ray, object(), job, plan, 1.0, lost_after(attempts), session)
     assert row.status == "failed" and f"lost ({said}; WorkerCrashedError)" in row.error
     assert "times" not in row.error and row.model_calls == attempts  # each sent, none answered
 
 
 def test_a_task_whose_own_code_raised_is_not_called_lost(tmp_path: Path) -> None:
-    job = build_job(Topic(1, "EV batteries", {}, "t-1", "ev"), {})
+    job, plan, session = topic_job(tmp_path)
     ray = fake_ray(RayTaskError(ImportError("No module named 'deskresearch'")))
-    row = _result(ray, object(), job, 1.0, Ledger(), Outputs(tmp_path))
+    row = _result(ray, object(), job, plan, 1.0, Ledger(), session)
     assert row.error == "its Ray task failed: ImportError: No module named 'deskresearch'"

@@ -8,7 +8,7 @@ from rich.console import Console
 from deskresearch.batch.board import Board, pick_mode
 from deskresearch.batch.summary import BatchSummary, failed_row, row_for
 from deskresearch.batch.topics import BadLine, Topic
-from deskresearch.cli.progress import LINES
+from deskresearch.session.tracker import LINES
 
 PANEL = sorted(
     (line.label for line in LINES), key=len, reverse=True
@@ -125,7 +125,7 @@ def test_the_live_table_names_stages_in_the_single_run_panels_words() -> None:
         text = shown(board)
         assert node not in text, f"{node}: a graph node's name shown to the user"
         seen.append(next((label for label in PANEL if label in text), ""))
-    # The words of cli.progress.LINES, in the order a run meets them; a node the panel has no
+    # The words of session.tracker.LINES, in the order a run meets them; a node the panel has no
     # line for (start_run, claim_pages, dedup_urls, assemble_report) keeps the stage before it.
     assert seen == ["", "keywords", "searches", "queries planned", "results ranked",
                     "results ranked", "results ranked", "pages read", "chunks summarised",

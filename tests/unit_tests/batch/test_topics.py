@@ -5,6 +5,8 @@ import pytest
 from deskresearch.batch.runner import build_job
 from deskresearch.batch.topics import read_batch, thread_id_for
 from deskresearch.errors import ConfigError
+from deskresearch.session.plan import Entry
+from deskresearch.session.settings import Sources
 
 
 def test_thread_ids_are_stable_and_depend_on_batch_topic_and_settings() -> None:
@@ -45,7 +47,6 @@ def test_plain_and_json_lines_give_topics_with_settings_and_unique_file_names(
         ('{"language": "de"}', "topic is missing"),
         ('{"topic": "x"', "malformed JSON"),
         ('{"topic": "x", "max_keyword": 3}', "did you mean 'max_keywords'?"),
-        ('{"topic": "x", "review_plan": true}', "not in a batch"),
         ('{"topic": 42}', "topic is missing"),
     ],
 )
@@ -74,11 +75,25 @@ def test_a_line_wins_over_the_flags_and_a_bad_value_names_the_line(tmp_path: Pat
     file = tmp_path / "t.txt"
     file.write_text('{"topic": "x", "language": "de"}\n{"topic": "y", "max_keywords": 99}\n')
     (good, worse), _ = read_batch(file, "id")
-    job = build_job(good, {"language": "fr", "url_per_query": 3, "report_words": None})
-    assert job.context["language"] == "de" and job.context["url_per_query"] == 3
-    assert job.explicit == {"language": "de", "url_per_query": 3, "review_plan": False}
-    with pytest.raises(ConfigError, match=r"line 2.*max_keywords=99"):
-        build_job(worse, {})
+    flags = {"language": "fr", "url_per_query": 3, "report_words": None}
+    sources, entry = Sources(flags=flags, environ={}), Entry("batch", providers=False)
+    job = build_job(good, sources, entry)
+    ctx = job.context()
+    assert (ctx.language, ctx.url_per_query, ctx.report_words) == ("de", 3, 2000)
+    assert job.settings["language"].origin == "line 1's language"
+    assert job.settings["url_per_query"].origin == "the flag --url-per-query"
+    with pytest.raises(ConfigError, match=r"max_keywords=99 from line 2's max_keywords"):
+        build_job(worse, sources, entry)
+
+
+def test_a_line_that_asks_for_a_review_is_refused_as_the_flag_and_variable_are(
+    tmp_path: Path,
+) -> None:
+    file = tmp_path / "t.txt"
+    file.write_text('{"topic": "x", "review_plan": true}\n')
+    [topic], _ = read_batch(file, "id")
+    with pytest.raises(ConfigError, match=r"review_plan=true from line 1's review_plan pauses"):
+        build_job(topic, Sources(environ={}), Entry("batch", providers=False))
 
 
 def test_a_bad_flag_or_variable_is_named_once_before_any_line_runs(

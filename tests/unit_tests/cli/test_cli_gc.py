@@ -10,8 +10,8 @@ import pytest
 
 from deskresearch.cli import command as cli
 from deskresearch.cli import headstart
-from deskresearch.cli import session as cli_session
-from deskresearch.cli.style import EXIT_ERROR
+from deskresearch.cli import research as cli_research
+from deskresearch.session.style import EXIT_ERROR
 
 
 @pytest.fixture(autouse=True)
@@ -32,7 +32,7 @@ def test_imports_run_uncollected_and_the_run_is_collected(monkeypatch: pytest.Mo
         return 0
 
     monkeypatch.setattr(headstart, "prepare", prepare)
-    monkeypatch.setattr(cli_session, "research", research)
+    monkeypatch.setattr(cli_research, "research", research)
     frozen = gc.get_freeze_count()
     assert cli.main(["some topic"], short_lived=True) == 0
     assert seen == {"prepare": False, "research": True}
@@ -43,7 +43,7 @@ def test_a_caller_s_own_process_keeps_its_collector(monkeypatch: pytest.MonkeyPa
     """main() called in-process (not the console script) freezes nothing of its caller's."""
     seen: list[bool] = []
     monkeypatch.setattr(headstart, "prepare", lambda ns: seen.append(gc.isenabled()))
-    monkeypatch.setattr(cli_session, "research", lambda ns, prepared: 0)
+    monkeypatch.setattr(cli_research, "research", lambda ns, prepared: 0)
     frozen = gc.get_freeze_count()
     assert cli.main(["some topic"]) == 0
     assert seen == [True] and gc.get_freeze_count() == frozen

@@ -7,7 +7,7 @@ from deskresearch.mcp.stdio import build_parser
 def test_without_the_sdk_the_command_says_which_extra_to_install() -> None:
     code = (
         "import sys; sys.modules['mcp'] = None\n"  # as if the extra were not installed
-        "from deskresearch.cli.command import main; sys.exit(main(['mcp']))"
+        "from deskresearch.__main__ import main; sys.exit(main(['mcp']))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=False, stdin=subprocess.DEVNULL)  # fmt: skip

@@ -9,12 +9,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from deskresearch.cli.output import report_texts, write_files
 from deskresearch.config.context import Context
 from deskresearch.grounding.citations import render_references
 from deskresearch.nodes.finish_report import appendix
 from deskresearch.records import Citation, Dispute, Opinion, Source
 from deskresearch.report.html import render_html, split_report
+from deskresearch.session.files import report_texts, write_files
 
 
 class Page(HTMLParser):

@@ -19,16 +19,16 @@ import asyncio, sys
 import pytest
 
 from deskresearch.services.workers import WorkerPool
-from tests.support.jobs import double, slow_double
+from tests.support.jobs import double, wait_for_release
 print("main script ran", flush=True)
 
 pool = WorkerPool(2)
 
 async def main():
     print(await asyncio.gather(*(pool.run(double, n) for n in range(4))), flush=True)
-    if "--wait" in sys.argv:
+    if "--wait" in sys.argv:  # a job that runs until the test says (a file), not for a time
         print("ready", flush=True)
-        await pool.run(slow_double, 1, 3.0)
+        await pool.run(wait_for_release, "job-started", "job-released", 1)
 
 try:
     asyncio.run(main())
@@ -70,11 +70,16 @@ def test_ctrl_c_to_the_process_group_leaves_no_worker_traceback(tmp_path: Path) 
     assert proc.stdout is not None
     lines = [proc.stdout.readline() for _ in range(3)]
     assert lines[-1] == "ready\n", lines
-    time.sleep(0.5)  # the slow job is in a worker
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "job-started").exists():  # a state: the job runs in a worker
+        assert proc.poll() is None and time.monotonic() < deadline, "the job never started"
+        time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: every process of the group
+    said = proc.stdout.readline()  # a state: the script took the Ctrl-C while the job ran
+    (tmp_path / "job-released").touch()  # the job ends; closing the pool waits for no more
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    assert out == "interrupted\n"
+    assert said + out == "interrupted\n"
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from deskresearch.errors import SearchError
+from deskresearch.errors import SearchError, in_words
 from deskresearch.records import SearchHit, SearchSettings
 from deskresearch.safety.masking import mask_secrets
 from deskresearch.safety.scope import site_query
@@ -46,7 +46,7 @@ class SearxngSearch:
         except httpx.TimeoutException as exc:
             raise SearchError(self.name, query, "timeout", transient=True) from exc
         except httpx.TransportError as exc:
-            reason = f"unreachable at {mask_secrets(settings.searxng_url)}: {type(exc).__name__}"
+            reason = f"unreachable at {mask_secrets(settings.searxng_url)}: {in_words(exc, settings.timeout_s)}"
             raise SearchError(self.name, query, reason, transient=True) from exc
         if resp.status_code == 403:
             reason = "HTTP 403: the instance does not serve JSON; add json to search.formats in its settings.yml"

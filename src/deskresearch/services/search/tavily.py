@@ -9,7 +9,7 @@ import httpx
 from tavily import AsyncTavilyClient
 from tavily import errors as tavily_errors
 
-from deskresearch.errors import ConfigError, SearchError
+from deskresearch.errors import ConfigError, SearchError, in_words
 from deskresearch.records import SearchHit, SearchSettings
 from deskresearch.safety.scope import engine_domains
 from deskresearch.services.search.checks import check_backend
@@ -89,7 +89,10 @@ class TavilySearch:
             ) from exc
         except httpx.TransportError as exc:
             raise SearchError(
-                self.name, query, f"unreachable: {type(exc).__name__}", transient=True
+                self.name,
+                query,
+                f"unreachable: {in_words(exc, settings.timeout_s)}",
+                transient=True,
             ) from exc
         results = data.get("results") if isinstance(data, dict) else None
         if not isinstance(results, list):

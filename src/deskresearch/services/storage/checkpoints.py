@@ -31,6 +31,29 @@ def default_location() -> str:
     return env or str(Path(user_data_dir("deskresearch")) / "checkpoints.sqlite")
 
 
+def kind_of(location: str) -> str:
+    """``memory``, ``postgres`` or ``sqlite`` (a path, or ``sqlite:///path``).
+
+    Raises:
+        ConfigError: a URL of any other scheme (it would otherwise become a file of that name).
+    """
+    if location == "memory":
+        return "memory"
+    if location.startswith(POSTGRES_SCHEMES):
+        return "postgres"
+    if "://" in location and not location.startswith("sqlite:///"):  # mysql://, sqlite://x
+        raise ConfigError(
+            f"the checkpoint store {describe(location)!r} is not a store deskresearch knows: "
+            "give a SQLite file (a path, or sqlite:///path), a postgresql:// URL, or memory"
+        )
+    return "sqlite"
+
+
+def sqlite_path(location: str) -> Path:
+    """The file of a SQLite store."""
+    return Path(location.removeprefix("sqlite:///")).expanduser()
+
+
 def describe(location: str) -> str:
     """Return ``location`` fit to print: a PostgreSQL URL loses its password."""
     if location.startswith(POSTGRES_SCHEMES) and "@" in location:
@@ -47,12 +70,13 @@ async def open_checkpointer(location: str) -> AsyncIterator[BaseCheckpointSaver[
     Raises:
         ConfigError: the file cannot be created, or PostgreSQL support is not installed.
     """
-    if location == "memory":
+    kind = kind_of(location)
+    if kind == "memory":
         from langgraph.checkpoint.memory import InMemorySaver
 
         yield InMemorySaver()
         return
-    if location.startswith(POSTGRES_SCHEMES):
+    if kind == "postgres":
         try:
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         except ImportError:
@@ -63,7 +87,7 @@ async def open_checkpointer(location: str) -> AsyncIterator[BaseCheckpointSaver[
         return
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    path = Path(location.removeprefix("sqlite:///")).expanduser()
+    path = sqlite_path(location)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -3,7 +3,6 @@
 import asyncio
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,33 +12,13 @@ from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client
 from typing_extensions import TypedDict
 
+from tests.integration_tests.served.conftest import SERVED
 from tests.integration_tests.test_examples import run_example
-from tests.support.loopback import FakeWeb, serve
-from tests.support.runs import loopback_env, run
-from tests.support.server import dev_server
+from tests.support.loopback import FakeWeb
+from tests.support.runs import run
 
-ROOT = Path(__file__).parents[2]
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def web() -> Iterator[FakeWeb]:
-    with serve(FakeWeb()) as fake:
-        yield fake
-
-
-@pytest.fixture(scope="module")
-def server(web: FakeWeb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A `langgraph dev` process whose every outside URL points at the loopback fakes."""
-    env = loopback_env(
-        web,
-        OPENAI_API_KEY="sk-server-secret",
-        TAVILY_API_KEY="tvly-server-secret",
-        # The cache file is the deployment's to choose; a run may only turn the cache on.
-        DESKRESEARCH_CACHE_PATH=str(tmp_path_factory.mktemp("cache") / "cache.sqlite"),
-    )
-    with dev_server(env, tmp_path_factory.mktemp("server") / "server.log") as url:
-        yield url
+ROOT = Path(__file__).parents[3]
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group(SERVED)]
 
 
 async def test_the_sdk_sees_the_assistant_and_its_schemas(server: str) -> None:

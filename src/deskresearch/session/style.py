@@ -1,6 +1,6 @@
 """How the commands speak: exit codes by kind, one error line, "did you mean".
 
-Every entry point (``deskresearch``, ``runs``, ``batch``, ``mcp``) ends an error the same way:
+Every command (``deskresearch``, ``runs``, ``batch``, ``mcp``) ends an error the same way:
 ``deskresearch: error: <cause>. <fix>`` on stderr, one line, the exit code saying which kind of
 problem it was, and no Python class name or traceback unless ``--debug`` asks for them.
 Light on purpose: ``deskresearch --help`` imports it.

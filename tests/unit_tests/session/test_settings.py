@@ -1,37 +1,92 @@
-"""Settings from flags, a file, the environment or a saved run: each error names its origin."""
+"""Settings from a caller, flags, a file, the environment or a saved run: each names its origin."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from deskresearch.cli.command import build_parser
-from deskresearch.cli.options import OPTIONS, from_context
-from deskresearch.cli.settings import context_from, gather
+from deskresearch.cli.headstart import sources_of
 from deskresearch.config.context import Context
 from deskresearch.errors import ConfigError
+from deskresearch.session.options import OPTIONS, from_context
+from deskresearch.session.settings import (
+    PLACES,
+    Settings,
+    Sources,
+    check_rules,
+    context_from,
+    gather,
+    problems,
+)
 
 
-def settings(*argv: str, env: dict[str, str] | None = None, **kw: object) -> dict[str, object]:
-    given = gather(build_parser().parse_args(["topic", *argv]), env or {}, **kw)  # type: ignore[arg-type]
-    return {name: g.value for name, g in given.items()}
+def given(*argv: str, env: dict[str, str] | None = None, **kw: Any) -> Settings:
+    return gather(sources_of(build_parser().parse_args(["topic", *argv]), env or {}), **kw)
+
+
+def settings(*argv: str, env: dict[str, str] | None = None, **kw: Any) -> dict[str, object]:
+    return {n: g.value for n, g in given(*argv, env=env, **kw).items() if n not in PLACES}
 
 
 def error(*argv: str, env: dict[str, str] | None = None) -> str:
-    ns = build_parser().parse_args(["topic", *argv])
     with pytest.raises(ConfigError) as info:
-        context_from(gather(ns, env or {}))
+        context_from(given(*argv, env=env))
     return str(info.value)
 
 
 def test_the_option_table_is_current() -> None:
-    # After changing a Context field: python -m deskresearch.cli.options --write
+    # After changing a Context field: python -m deskresearch.session.options --write
     assert from_context() == OPTIONS
 
 
 def test_booleans_are_on_off_flags() -> None:
     assert settings("--no-cache", "--review-plan") == {"cache": False, "review_plan": True}
-    ctx = context_from(gather(build_parser().parse_args(["t", "--no-skip-unrelated-chunks"]), {}))
-    assert ctx.skip_unrelated_chunks is False
+    assert context_from(given("--no-skip-unrelated-chunks")).skip_unrelated_chunks is False
+
+
+def test_a_callers_value_beats_a_flag_and_says_it_came_from_the_caller() -> None:
+    ns = build_parser().parse_args(["topic", "--max-rounds", "2"])
+    sources = sources_of(ns, {})
+    call = Sources(caller={"max_rounds": 9}, caller_name="the page", flags=sources.flags,
+                   environ={})  # fmt: skip
+    [problem] = problems(gather(call))
+    assert (problem.name, problem.origin) == ("max_rounds", "the page's max_rounds")
+    assert str(problem).endswith("(change max_rounds in the page)")
+
+
+def test_the_places_come_from_flags_the_environment_or_the_defaults() -> None:
+    got = given(env={"DESKRESEARCH_CHECKPOINTS": "/data/runs.sqlite"})
+    assert got["checkpoints"].origin == "DESKRESEARCH_CHECKPOINTS in the environment"
+    assert (got["output_dir"].value, got["output_dir"].kind) == ("reports", "default")
+    assert given("-o", "out")["output_dir"].origin == "the flag -o"
+
+
+@pytest.mark.parametrize(("argv", "env", "origin"), [
+    (["--review-plan"], {}, "the flag --review-plan"),
+    ([], {"DESKRESEARCH_REVIEW_PLAN": "1"}, "DESKRESEARCH_REVIEW_PLAN in the environment"),
+])  # fmt: skip
+def test_no_review_without_a_reviewer_wherever_the_value_came_from(
+    argv: list[str], env: dict[str, str], origin: str
+) -> None:
+    settings = given(*argv, env=env)
+    with pytest.raises(ConfigError, match=f"review_plan=true from {origin} pauses"):
+        check_rules(settings, context_from(settings), reviewer=False)
+    check_rules(settings, context_from(settings), reviewer=True)  # the terminal answers
+
+
+def test_review_asks_for_the_pause_over_the_environment() -> None:
+    assert settings("--review", env={"DESKRESEARCH_REVIEW_PLAN": "false"})["review_plan"] is True
+    assert settings("--review", "--no-review-plan")["review_plan"] is False
+
+
+def test_a_locked_setting_is_refused_from_a_caller_only() -> None:
+    flags = {"base_url": "http://models.example/v1"}
+    ours = gather(Sources(flags=flags, environ={}))
+    check_rules(ours, context_from(ours), reviewer=False, locked=True)  # the deployment's own
+    theirs = gather(Sources(caller=flags, caller_name="the tool call", environ={}))
+    with pytest.raises(ConfigError, match="this server does not let a run change base_url"):
+        check_rules(theirs, context_from(theirs), reviewer=False, locked=True)
 
 
 def test_a_flag_beats_the_config_file_which_beats_the_environment(tmp_path: Path) -> None:

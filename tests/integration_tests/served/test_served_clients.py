@@ -5,7 +5,6 @@ HTTP at /mcp (our tool, mounted through langgraph.json), langgraph-sdk with a `m
 import asyncio
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -16,25 +15,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import TextContent, TextResourceContents
 
 from deskresearch.mcp.result import MAX_RESULT_CHARS
+from tests.integration_tests.served.conftest import SERVED
 from tests.integration_tests.test_examples import run_example
-from tests.support.loopback import FakeWeb, Latency, serve
-from tests.support.runs import loopback_env
-from tests.support.server import dev_server
+from tests.support.loopback import FakeWeb, Latency
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def web() -> Iterator[FakeWeb]:
-    with serve(FakeWeb()) as fake:
-        yield fake
-
-
-@pytest.fixture(scope="module")
-def server(web: FakeWeb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    env = loopback_env(web, OPENAI_API_KEY="sk-server-secret")
-    with dev_server(env, tmp_path_factory.mktemp("server") / "server.log") as url:
-        yield url
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group(SERVED)]
 
 
 async def call(

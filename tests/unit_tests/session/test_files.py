@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from deskresearch.cli.output import slug_for, write_files
+from deskresearch.session.files import slug_for, write_files
 
 
 def doc(paths: dict[str, Path]) -> dict[str, Any]:

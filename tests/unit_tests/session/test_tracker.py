@@ -2,9 +2,9 @@
 
 from typing import Any
 
-from deskresearch.cli.progress import LINES, Line, Tracker
 from deskresearch.config.pricing import estimate, price
 from deskresearch.records import Usage
+from deskresearch.session.tracker import LINES, Line, Tracker
 
 
 def start(name: str, task: str) -> dict[str, Any]:

@@ -2,17 +2,22 @@
 
 from pathlib import Path
 
-from tests.integration_tests.test_server import server, web  # noqa: F401 - the same fixtures
+import pytest
+
+from tests.integration_tests.served.conftest import SERVED
 from tests.support.batches import batch, calls_per_topic, summary, write_topics
 from tests.support.loopback import FakeWeb
 from tests.support.runs import loopback_env
+
+pytestmark = pytest.mark.xdist_group(SERVED)
+
 
 TOPICS = ["EV battery recycling", "Night trains in Europe", "Heat pumps in old houses"]
 
 
 def test_a_batch_on_a_server_writes_every_report_and_a_rerun_asks_nothing(
-    server: str,  # noqa: F811
-    web: FakeWeb,  # noqa: F811
+    server: str,
+    web: FakeWeb,
     tmp_path: Path,
 ) -> None:
     file = write_topics(tmp_path / "topics.txt", TOPICS)
@@ -43,7 +48,6 @@ def test_a_batch_on_a_server_writes_every_report_and_a_rerun_asks_nothing(
 def test_no_server_at_the_url_is_one_clear_error(tmp_path: Path) -> None:
     file = write_topics(tmp_path / "topics.txt", TOPICS[:1])
     proc = batch({}, str(file), "-o", str(tmp_path / "out"), "--server", "http://127.0.0.1:9")
-    assert (
-        proc.returncode == 3 and "no LangGraph server answers at http://127.0.0.1:9" in proc.stderr
-    )
+    assert proc.returncode == 4  # a server does not answer
+    assert "no LangGraph server answers at http://127.0.0.1:9 (nothing accepts" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -1,19 +1,27 @@
 """The research settings as command-line options: a table, so ``--help`` imports nothing heavy.
 
-Deriving the options from ``Context`` at start-up would import pydantic, LangGraph and the
-settings modules (over a second) just to print help. The table below is generated from
-``Context`` instead, and a unit test checks it is current; after changing a setting, run::
+Every command that takes settings (``deskresearch``, ``batch``, ``mcp``) adds them from here
+(``add_setting_options``). Deriving the options from ``Context`` at start-up would import
+pydantic, LangGraph and the settings modules (over a second) just to print help. The table below
+is generated from ``Context`` instead, and a unit test checks it is current; after changing a
+setting, run::
 
-    python -m deskresearch.cli.options --write
+    python -m deskresearch.session.options --write
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 ENV_PREFIX = "DESKRESEARCH_"  # context.ENV_PREFIX (not imported: that module is heavy)
+DEFAULT_OUTPUT = "reports"  # where the command line and a batch write reports unless told
+FORMATS = ("md", "html", "md+html")  # the report's formats (the JSON is always written)
+PROGRESS = ("auto", "live", "plain")  # how progress is shown on stderr
+MAX_CONCURRENCY = 32  # graph.MAX_CONCURRENCY (not imported: graph.py is heavy)
 
 
 class Option(NamedTuple):
@@ -46,7 +54,7 @@ TITLES = {
     "CacheFields": "cache",
 }
 
-# BEGIN GENERATED (python -m deskresearch.cli.options --write)
+# BEGIN GENERATED (python -m deskresearch.session.options --write)
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
     Option('language', 'str', 'models and report', (), "'en-us'", 'Report language: a code or a name of at most three words (en-us, zh-cn, German, Brazilian Portuguese). Passed to every writing prompt.'),
@@ -166,13 +174,67 @@ def write(path: Path = Path(__file__)) -> bool:
     text = path.read_text(encoding="utf-8")
     head, rest = text.split("# BEGIN GENERATED", 1)
     _, tail = rest.split("# END GENERATED", 1)
-    block = f"# BEGIN GENERATED (python -m deskresearch.cli.options --write)\n{render(from_context())}\n"
+    block = f"# BEGIN GENERATED (python -m deskresearch.session.options --write)\n{render(from_context())}\n"
     new = f"{head}{block}# END GENERATED{tail}"
     path.write_text(new, encoding="utf-8")
     return new != text
 
 
+def add_setting_options(parser: argparse.ArgumentParser) -> None:
+    """Add one group per group of settings, one option each.
+
+    Values stay text here: the session's settings check names the flag in its error, like a
+    variable's or a file's, with the allowed range.
+    """
+    groups: dict[str, Any] = {}
+    for opt in OPTIONS:
+        if opt.group not in groups:
+            groups[opt.group] = parser.add_argument_group(f"{opt.group} settings")
+        where = f"[env {opt.env}; default {opt.default}]"
+        if opt.kind == "bool":
+            groups[opt.group].add_argument(
+                opt.flag,
+                dest=opt.name,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=f"{opt.help} {where}",
+            )
+            continue
+        metavar = "{" + ",".join(opt.choices) + "}" if opt.choices else opt.kind.upper()
+        groups[opt.group].add_argument(
+            opt.flag, dest=opt.name, metavar=metavar, default=None, help=f"{opt.help} {where}"
+        )
+
+
+def given_settings(values: dict[str, Any]) -> dict[str, Any]:
+    """The settings a parsed command line gave: field name → value (flags left out: absent)."""
+    return {o.name: values[o.name] for o in OPTIONS if values.get(o.name) is not None}
+
+
+def bounded(
+    kind: Callable[[str], int | float], low: float, high: float
+) -> Callable[[str], int | float]:
+    """An argparse type: a number from ``low`` to ``high``, or a usage error naming the range.
+
+    The entry points' own numbers (``--max-concurrency``, ``--concurrency``, ``-n``, ...) are
+    checked here, as the settings' are by ``Context``: a value out of range never reaches code.
+    """
+    word = "a whole number" if kind is int else "a number"
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {word}") from None
+        if not low <= value <= high:  # NaN fails too
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give {low:g} to {high:g}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its own messages
+    return parse
+
+
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python -m deskresearch.cli.options --write")
+        sys.exit("usage: python -m deskresearch.session.options --write")
     print("updated" if write() else "already current")  # noqa: T201

@@ -1,4 +1,4 @@
-"""`deskresearch runs`: a run's status as read back from the checkpointer."""
+"""The runs of a store: a run's status as read back from the checkpointer."""
 
 import asyncio
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from deskresearch.cli.runs import list_runs
 from deskresearch.services.storage.checkpoints import open_checkpointer
+from deskresearch.session.store import list_runs
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +33,8 @@ async def test_a_cancelled_task_leaves_a_run_unfinished_and_an_error_fails_it(
     location = str(tmp_path / "runs.sqlite")
     await _saved_run(location, "cancelled", asyncio.CancelledError())
     await _saved_run(location, "broken", ValueError("the page parser broke"))
-    rows = {r.thread_id: r for r in await list_runs(location, 10)}
+    async with open_checkpointer(location) as saver:
+        rows = {r.thread_id: r for r in await list_runs(saver, 10)}
     assert rows["cancelled"].status == "unfinished"
     assert rows["broken"].status == "failed"
     assert rows["cancelled"].topic == "topic cancelled"

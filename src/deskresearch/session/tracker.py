@@ -1,9 +1,11 @@
-"""What the CLI knows of a run while it streams: counts per stage, tokens, timings.
+"""What a session knows of a run while it streams: counts per stage, tokens, timings.
 
 Two streams feed it. LangGraph's ``tasks`` stream says when each node starts and ends (so a
 stage's "k of n" is tasks finished of tasks started, whatever the stage), and the ``custom``
 stream carries our progress events (``{"stage", "event", ...}``, see deskresearch.progress) for
-details such as pages that failed. The panel is driven by LINES: a new stage is one line there.
+details such as pages that failed. The CLI's panel (and any other view) is driven by LINES: a
+new stage is one line there. ``event_line`` is one event in words: the CLI's plain view prints
+it, ``deskresearch mcp`` sends it as a progress notification.
 """
 
 from __future__ import annotations
@@ -17,6 +19,16 @@ from typing import Any, cast
 from deskresearch.config.pricing import estimate
 from deskresearch.records import StageClock, Usage
 from deskresearch.text.plural import plural
+
+
+def event_line(event: dict[str, Any]) -> str:
+    """One progress event as a line: ``[read_page] finished url=... chunks=3`` (scalars only)."""
+    details = " ".join(
+        f"{k}={v}"
+        for k, v in event.items()
+        if k not in ("stage", "event") and not isinstance(v, list | dict)
+    )
+    return f"[{event.get('stage')}] {event.get('event')} {details}".rstrip()
 
 
 def _listed(key: str) -> Callable[[dict[str, Any]], str]:

@@ -1,0 +1,212 @@
+"""Pre-flight, the network part: each server a run needs answers, before anything is sent or saved.
+
+One quick request each, all at the same time, no retries (``services.preflight`` is the local
+part, run first):
+
+- each model endpoint (``GET /models``, free on every OpenAI-compatible server): it answers, it
+  takes the key, and, when it lists its models, it serves the ones the run names (a local
+  server that answers but lacks the model would otherwise fail the run's first call);
+- the search engines of an explicitly named chain that live at a URL (Tavily, SearXNG): when
+  none of them answers, every search would fail and the run would end with nothing;
+- a PostgreSQL checkpoint database, and a Ray cluster's address.
+
+A refused connection fails in milliseconds instead of after the run's retries, and before a
+checkpoint exists. Each failure is one line naming where the value came from and the fix.
+httpx and psycopg are imported only when a check needs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from deskresearch.config.context import Context
+from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for, split_model
+from deskresearch.errors import ConfigError, Unreachable, in_words
+from deskresearch.safety.masking import mask_secrets
+from deskresearch.services.preflight import TIMEOUT_S, endpoints, origin_of, where_from
+from deskresearch.services.storage.checkpoints import NO_POSTGRES, POSTGRES_SCHEMES
+
+_ROLES = ("summary_model", "report_model", "judge_model")
+
+
+async def _get(url: str, headers: Mapping[str, str]) -> tuple[int, Any]:
+    """GET ``url`` once: its HTTP status and its JSON body (None when it has none)."""
+    import httpx
+
+    from deskresearch.services.web.tls import tls_context
+
+    async with httpx.AsyncClient(timeout=TIMEOUT_S, verify=tls_context()) as client:
+        response = await client.get(url, headers=dict(headers))
+        try:
+            return response.status_code, response.json()
+        except ValueError:
+            return response.status_code, None
+
+
+def _listed(body: Any) -> set[str] | None:
+    """The model ids a ``/models`` answer lists; None when it lists none we can trust.
+
+    llama.cpp's server lists its one file and answers to any model name: not a list to hold a
+    run's names against.
+    """
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list) or not data:
+        return None
+    if any(isinstance(m, dict) and m.get("owned_by") == "llamacpp" for m in data):
+        return None
+    return {str(m["id"]) for m in data if isinstance(m, dict) and m.get("id")}
+
+
+def _serves(listed: set[str], model: str) -> bool:
+    # Ollama lists llama3.1:latest and answers to llama3.1.
+    return model in listed or f"{model}:latest" in listed or model.removesuffix(":latest") in listed
+
+
+async def _model_endpoint(
+    base: str, setting: str, key: str | None, models: Mapping[str, str],
+    origins: Mapping[str, str],
+) -> None:  # fmt: skip
+    import httpx
+
+    shown = mask_secrets(base)
+    where = origin_of(setting, origins)
+    try:
+        status, body = await _get(base.rstrip("/") + "/models",
+                                  {"Authorization": f"Bearer {key or 'not-needed'}"})  # fmt: skip
+    except httpx.TransportError as exc:
+        raise Unreachable(
+            f"the model endpoint {shown} does not answer ({in_words(exc, TIMEOUT_S)}). Start the "
+            f"server, or fix the URL (it comes from {where})"
+        ) from None
+    if status in (401, 403):
+        raise ConfigError(
+            f"the model endpoint {shown} rejected the API key (HTTP {status}): check "
+            "OPENAI_API_KEY for that server"
+        )
+    listed = _listed(body) if status == 200 else None
+    for model, role in models.items():
+        if listed is not None and not _serves(listed, model):
+            served = ", ".join(sorted(listed)[:8]) + (", ..." if len(listed) > 8 else "")
+            raise ConfigError(
+                f"the model endpoint {shown} does not serve the model {model!r} (from "
+                f"{where_from(origins, role, f'the default {role}')}): it serves {served}. "
+                "Name one of those, or load the model on that server"
+            )
+
+
+async def _engine(name: str, url: str, setting: str, origins: Mapping[str, str]) -> None:
+    """A search engine at ``url`` answers (any HTTP answer will do)."""
+    import httpx
+
+    try:
+        await _get(url.rstrip("/") + "/", {})
+    except httpx.TransportError as exc:
+        where = where_from(origins, setting, f"the default {setting}")
+        raise Unreachable(
+            f"the search engine {name} at {mask_secrets(url)} does not answer "
+            f"({in_words(exc, TIMEOUT_S)}). Start it or fix the URL (it comes from {where}), or "
+            "name another engine with --search"
+        ) from None
+
+
+async def _search_engines(ctx: Context, origins: Mapping[str, str]) -> None:
+    """When every engine of the chain lives at a URL, one of them must answer."""
+    settings = ctx.search_settings()
+    urls = {"tavily": (settings.tavily_base_url, "tavily_base_url"),
+            "searxng": (settings.searxng_url, "searxng_url")}  # fmt: skip
+    if not settings.backends or any(b not in urls for b in settings.backends):
+        return  # an engine without a URL (duckduckgo, corpus) is the chain's fallback
+    results = await asyncio.gather(
+        *(_engine(b, *urls[b], origins) for b in settings.backends), return_exceptions=True
+    )
+    failed = [r for r in results if isinstance(r, BaseException)]
+    if len(failed) == len(results):
+        raise failed[0]
+
+
+async def _postgres(url: str, origins: Mapping[str, str]) -> None:
+    try:
+        import psycopg
+    except ImportError:
+        raise ConfigError(NO_POSTGRES) from None
+    try:
+        conn = await psycopg.AsyncConnection.connect(url, connect_timeout=int(TIMEOUT_S))
+        await conn.close()
+    except psycopg.Error as exc:
+        where = where_from(origins, "checkpoints", "DESKRESEARCH_CHECKPOINTS")
+        first = " ".join(str(exc).split()).split(": ", 1)[-1][:200]
+        raise Unreachable(
+            f"the checkpoint database {mask_secrets(url)} does not answer ({first}). Start it, "
+            f"fix the URL (it comes from {where}), or use a SQLite file"
+        ) from None
+
+
+def _models(ctx: Context, base: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """The models the run asks ``base`` for: name → the setting that names it."""
+    found: dict[str, str] = {}
+    for role in _ROLES:
+        if role == "judge_model" and not (ctx.check_citations and ctx.judge_model):
+            continue
+        model, prefixed = split_model(getattr(ctx, role))
+        if (endpoint_for(ctx.base_url or prefixed, environ)[0] or OPENAI_DEFAULT_URL) == base:
+            found.setdefault(model, role)
+    return found
+
+
+async def check_network(
+    ctx: Context,
+    *,
+    checkpoints: str | None,
+    origins: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    providers: bool = True,
+) -> None:
+    """Check that the servers the run needs answer: one quick request each, at the same time.
+
+    ``providers``: False to check only the checkpoint database (the model and search servers
+    are another machine's: a Ray node's, a LangGraph server's).
+
+    Raises:
+        Unreachable: a server does not answer (the first one found).
+        ConfigError: a server answered that the key is wrong, or that it lacks a model.
+    """
+    origins = origins or {}
+    env = os.environ if environ is None else environ
+    checks = []
+    if providers:
+        for base, (setting, key) in endpoints(ctx, env).items():
+            checks.append(_model_endpoint(base, setting, key, _models(ctx, base, env), origins))
+        checks.append(_search_engines(ctx, origins))
+    if checkpoints and checkpoints.startswith(POSTGRES_SCHEMES):
+        checks.append(_postgres(checkpoints, origins))
+    results = await asyncio.gather(*checks, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+
+
+def check_ray_address(address: str) -> None:
+    """Raise Unreachable unless something listens at a Ray address (``host:port``, ``ray://``).
+
+    ``auto`` and ``local`` are Ray's own to find. Without this, ``ray.init`` on an address where
+    nothing listens retries for minutes before it gives up.
+    """
+    import socket
+
+    if address in ("", "auto", "local"):
+        return
+    target = urlsplit(address if "://" in address else f"ray://{address}")
+    host, port = target.hostname, target.port or (10001 if target.scheme == "ray" else 6379)
+    if not host:
+        raise ConfigError(f"--ray {address!r} is not an address: give host:port, e.g. head:6379")
+    try:
+        socket.create_connection((host, port), timeout=TIMEOUT_S).close()
+    except OSError as exc:
+        raise Unreachable(
+            f"no Ray cluster answers at {host}:{port} ({in_words(exc, TIMEOUT_S)}). Start one "
+            "with `ray start --head`, or give its address with --ray host:6379"
+        ) from None
