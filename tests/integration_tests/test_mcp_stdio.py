@@ -172,3 +172,25 @@ async def test_the_readme_client_configuration_starts_the_server(
         result = await s.call_tool("research", {"topic": "EV battery recycling", "max_rounds": 1})
     files = (result.structured_content or {})["files"]
     assert files and all(Path(f).parent == tmp_path / "research" for f in files)
+
+
+async def test_a_call_chooses_its_dates_and_sites_and_a_bad_date_costs_nothing(
+    web: FakeWeb, tmp_path: Path
+) -> None:
+    before = len(web.model.requests)
+    async with session(web, tmp_path) as s:
+        [tool] = (await s.list_tools()).tools
+        assert {"since", "include_domains", "exclude_domains"} <= set(
+            tool.input_schema["properties"]
+        )
+        bad = await s.call_tool(
+            "research", {"topic": "EV battery recycling", "since": "2025-13-40"}
+        )
+        assert bad.is_error and "since='2025-13-40'" in str(bad.content)
+        assert len(web.model.requests) == before  # refused before any model call
+        scoped = await s.call_tool(
+            "research", {"topic": "EV battery recycling", "include_domains": "nowhere.example"}
+        )
+    assert not scoped.is_error and scoped.structured_content is not None
+    result = scoped.structured_content
+    assert result["status"] == "insufficient_evidence" and "nowhere.example" in result["reason"]

@@ -1,12 +1,14 @@
 """The MCP research tool: one implementation, served by ``langgraph dev`` and by ``deskresearch mcp``.
 
 ``build_server(runner)`` returns an MCP server (the official SDK's ``MCPServer``) with one tool,
-``research(topic, language?, max_rounds?)``, and one resource template, the whole report of a
+``research(topic, language?, max_rounds?, since?, include_domains?, exclude_domains?)``, and one
+resource template, the whole report of a
 run (``deskresearch://report/{thread_id}``). A call is one run of the runner's session
 (deskresearch.session): ``mcp.stdio`` runs the graph in this process on the command line's
 settings, checkpoints and report files; ``mcp.served`` runs it on the LangGraph server it is
 mounted in, with the server's checkpointer and locked deployment settings. The settings a call
-may choose (``language``, ``max_rounds``: Context fields, with Context's bounds) enter the
+may choose (``language``, ``max_rounds``, ``since``, the domain scope: Context fields, with
+Context's bounds and checks) enter the
 session as the caller's per-run values, with their origin, like any other setting: a new one is a
 parameter of ``research`` and an entry of its ``asked`` mapping. Everything an MCP client sees is
 here: the description, the input and output schemas, the bounded result (``mcp.result``),
@@ -79,6 +81,17 @@ ROUNDS = (
 )
 
 
+SINCE = (
+    "Only pages published on or after this date (YYYY-MM-DD): an older page is dropped before "
+    "it is summarised, an undated one kept and marked undated. Default: no limit."
+)
+INCLUDE = (
+    "Only these sites, comma-separated hosts or suffixes (who.int,.gov): the search is "
+    "restricted to them and every result and redirect is checked. Default: every site."
+)
+EXCLUDE = "Never these sites, comma-separated hosts or suffixes (example.com,.biz). Default: none."
+
+
 @dataclass(frozen=True)
 class Runner:
     """Where the tool's runs happen: a session, and what is particular to the place.
@@ -131,6 +144,9 @@ def build_server(runner: Runner, *, name: str = "deskresearch") -> MCPServer:
         max_rounds: Annotated[
             int | None, Field(description=ROUNDS, json_schema_extra=BOUNDS)
         ] = None,
+        since: Annotated[str | None, Field(description=SINCE, examples=["2024-01-01"])] = None,
+        include_domains: Annotated[str | None, Field(description=INCLUDE)] = None,
+        exclude_domains: Annotated[str | None, Field(description=EXCLUDE)] = None,
     ) -> Annotated[CallToolResult, ResearchResult]:
         done = 0
 
@@ -139,7 +155,8 @@ def build_server(runner: Runner, *, name: str = "deskresearch") -> MCPServer:
             done += 1
             await ctx.report_progress(done, None, event_line(event))
 
-        asked = {"language": language, "max_rounds": max_rounds}  # Context fields, as given
+        asked = {"language": language, "max_rounds": max_rounds, "since": since,
+                 "include_domains": include_domains, "exclude_domains": exclude_domains}  # fmt: skip
         session = runner.session
         try:  # admitted as every run is: nothing exists before the pre-flight passed
             plan = await session.start(topic, runner.sources(
