@@ -37,6 +37,24 @@ def _seq(log: list[Call], stage: str) -> float:  # calls of one step run one aft
     return sum(c.seconds for c in log if c.kind == "model" and c.key == stage)
 
 
+_CLOSE_ROUND = ("Reflection", "Outline", "Comparisons")  # made at the same time as a round ends
+
+
+def _beside(calls: list[Call]) -> float:
+    """Seconds the serial sum counts too many for the calls made beside each reflection.
+
+    A round ends with the reflection, the outline and the weighing at the same time (they
+    start together: the same step); each such group costs its slowest call, not their sum.
+    """
+    groups: list[list[Call]] = []
+    for c in sorted((c for c in calls if c.key in _CLOSE_ROUND), key=lambda c: c.started):
+        if groups and c.started - groups[-1][0].started < 0.15:
+            groups[-1].append(c)
+        else:
+            groups.append([c])
+    return sum(sum(c.seconds for c in g) - max(c.seconds for c in g) for g in groups)
+
+
 def critical_path(log: list[Call], queries: list[str]) -> float:
     """Longest chain of dependent calls: keywords → keyword searches → plan → per query
     (search + rank) → per page (fetch → slowest chunk → reduce) → the calls after the pages.
@@ -47,8 +65,8 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
     Every model call of any other step (the outline, the report, judging and repairing its
     citations) comes after all pages and is counted as one serial chain, except steps that make
     their calls at the same time and so count as their slowest one: the report's sections, the
-    judge's batches (``Judgements``, one call per batch of pending sentences), and the outline
-    beside the weighing call (``Outline``, ``Comparisons``). A step
+    judge's batches (``Judgements``, one call per batch of pending sentences), and the
+    reflection, the outline and the weighing that close a round (``_beside``). A step
     that makes other calls in parallel must be given its own term here, or the bound comes
     out too high.
     """
@@ -56,10 +74,8 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
     after = [c for c in model if c.key not in _BEFORE_REPORT]
     sections = [c.seconds for c in after if _SECTION.search(_user_text(c.body))]
     judged = [c.seconds for c in after if c.key == "Judgements"]
-    outline = sum(c.seconds for c in after if c.key == "Outline")
-    weighed = sum(c.seconds for c in after if c.key == "Comparisons")  # beside the outline
-    tail = sum(c.seconds for c in after) - sum(sections) - sum(judged) - outline - weighed
-    tail += max(sections, default=0.0) + max(judged, default=0.0) + max(outline, weighed)
+    tail = sum(c.seconds for c in after) - sum(sections) - sum(judged)
+    tail += max(sections, default=0.0) + max(judged, default=0.0) - _beside(after)
 
     searches = [c for c in log if c.kind == "search"]
     per_query: dict[str, float] = defaultdict(float)

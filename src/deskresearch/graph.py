@@ -5,11 +5,13 @@
       → research_query* [search_query → rank_urls → claim_pages → process_page*]
       → dedup_urls → review_plan (interrupt, if asked) → process_page* (what no branch read)
       process_page = [read_page → summarise_chunk* → reduce_page]
-      → reflect ⟲ (gaps left, rounds and budget remain: research_query* for the follow-ups)
-      → collect_sources (copies grouped by origin) → weigh_evidence ∥ plan_report (sections mode)
-      → brief_writers (the join) → write_section* → assemble_report
+      → collect_sources (the ledger so far; copies grouped by origin)
+      → reflect ∥ weigh_evidence ∥ plan_report (the outline: sections mode)
+      → brief_writers (the join) ⟲ research_query* (follow-ups: the next round; the outline and
+                                   the weighing are set aside and done again after it)
+                                 | write_section* → assemble_report
                                  | write_report ⟲ (single mode; sections' fallback; uncited: once)
-        (no source: insufficient_evidence)
+                                 | insufficient_evidence (no source)
       → check_citations → judge_citations* (undecided sentences, in batches) → settle_citations
       → repair_report (unsupported ones; verdicts the facts dispute: asked again)
       → recheck_citations (a verdict only the judge model's two answers keep) → finish_report
@@ -18,7 +20,9 @@
 canonical URL once per run: the first branch to claim it reads it); with review_plan on, pages
 wait for the review instead. Research goes in rounds: reflect reads the facts so far and sends
 follow-up queries (the leads the pages named, the gaps left) back to research_query, bounded by
-max_rounds, followups_per_round and the token budget. Per-page work runs as one branch (a subgraph), so a page is
+max_rounds, followups_per_round and the token budget. The outline and the weighing of the ledger
+run beside every reflection: when it follows no lead (the last round), the report is not kept
+waiting for one more call; when it does, they cost tokens, never time. Per-page work runs as one branch (a subgraph), so a page is
 summarised as soon as its own fetch finishes. Transient I/O errors retry with backoff
 (TRANSIENT); what still fails lands in an error handler that records it and falls back.
 """
@@ -119,19 +123,21 @@ def fan_out_queries(state: ResearchState) -> Literal["insufficient_evidence"] | 
     ]
 
 
-def route_after_reflect(state: ResearchState) -> Literal["collect_sources"] | list[Send]:
-    """Gaps left and follow-ups planned: the next round searches them; else on to the report.
+def next_round(state: ResearchState) -> list[Send]:
+    """The next round's searches: the follow-ups the reflection planned (none: the last round).
 
     reflect plans follow-ups only while rounds (max_rounds) and the token budget remain; each
     is a new query (never one already run), and earlier rounds' pages are not read again.
     """
     new = {f["query"] for f in state["followups"]}
+    if not new:
+        return []
     seen = sorted({*state["read_urls"], *(p["url"] for p in state["pages"])})
     return [
         _research(state, q, i, round=state["round"], seen=seen)
         for i, q in enumerate(state["queries"])
         if q in new
-    ] or "collect_sources"
+    ]
 
 
 def fan_out_query_pages(state: QueryState) -> Literal["__end__"] | list[Send]:
@@ -139,12 +145,12 @@ def fan_out_query_pages(state: QueryState) -> Literal["__end__"] | list[Send]:
     return [Send("process_page", t) for t in state.get("page_tasks") or []] or "__end__"
 
 
-def route_after_dedup(state: ResearchState) -> Literal["reflect"] | list[Send]:
-    """Read what no query branch read yet (all, after a review); then the round is reflected on."""
+def route_after_dedup(state: ResearchState) -> Literal["collect_sources"] | list[Send]:
+    """Read what no query branch read yet (all, after a review); then the round is closed."""
     dropped = set(state.get("dropped_urls") or [])
     read = set(state.get("read_urls") or [])
     todo = [t for t in state["page_tasks"] if t["url"] not in dropped and t["url"] not in read]
-    return [Send("process_page", t) for t in todo] or "reflect"
+    return [Send("process_page", t) for t in todo] or "collect_sources"
 
 
 def fan_out_chunks(state: PageState) -> Literal["__end__"] | list[Send]:
@@ -168,25 +174,32 @@ def fan_out_chunks(state: PageState) -> Literal["__end__"] | list[Send]:
     ]
 
 
-def route_after_sources(
-    state: ResearchState,
-) -> Literal["weigh_evidence", "insufficient_evidence"] | list[str]:
-    """Write a report only from sources we read; weigh them while the outline is planned.
+def close_round(state: ResearchState) -> list[str]:
+    """The reflection, and beside it what the report needs of the ledger so far.
 
-    weigh_evidence and plan_report run at the same time (the slower one sets the pace);
-    brief_writers joins them. In single mode there is no outline to wait for.
+    The weighing and (sections mode) the outline run at the same time as the reflection, the
+    slowest of them setting the pace; brief_writers joins them. With no source yet there is
+    nothing to outline or weigh, only to reflect on.
     """
     if not state["sources"]:
-        return "insufficient_evidence"
+        return ["reflect"]
     if settings_of(state).report_mode == "sections":
-        return ["weigh_evidence", "plan_report"]
-    return "weigh_evidence"
+        return ["reflect", "weigh_evidence", "plan_report"]
+    return ["reflect", "weigh_evidence"]
 
 
-def fan_out_sections(
+def route_after_brief(
     state: ResearchState,
-) -> Literal["write_report"] | list[Send]:
-    """Every section at the same time; no usable outline: the report in one call."""
+) -> Literal["write_report", "insufficient_evidence"] | list[Send]:
+    """After a round: the next one, or the report.
+
+    Follow-ups planned: the next round. Else every section at the same time (no usable
+    outline: the report in one call), or, with no source read, no report.
+    """
+    if follow := next_round(state):
+        return follow
+    if not state["sources"]:
+        return "insufficient_evidence"
     tasks = nodes.section_tasks(state, settings_of(state).report_words)
     return [Send("write_section", t) for t in tasks] or "write_report"
 
@@ -292,12 +305,12 @@ def build_graph(
     g.add_node("review_plan", nodes.review_plan)
     g.add_node("process_page", process_page, input_schema=PageTask)
     g.add_node("reflect", partial(nodes.reflect, llm=svc.llm), retry_policy=TRANSIENT,
-               error_handler=nodes.reflect_failed)  # a failed reflection: → collect_sources
+               error_handler=nodes.reflect_failed)  # a failed reflection: no next round
     g.add_node("collect_sources", nodes.collect_sources)
     g.add_node("weigh_evidence", partial(nodes.weigh_evidence, llm=svc.llm), retry_policy=TRANSIENT,
                error_handler=nodes.weigh_failed)  # a failed weighing: nothing weighed, → brief
     g.add_node("plan_report", partial(nodes.plan_report, llm=svc.llm), retry_policy=TRANSIENT)
-    g.add_node("brief_writers", nodes.brief_writers)  # the join of the two above
+    g.add_node("brief_writers", nodes.brief_writers)  # the join of reflect and the two above
     g.add_node("write_section", partial(nodes.write_section, llm=svc.llm), input_schema=SectionTask,
                retry_policy=TRANSIENT, error_handler=nodes.section_failed)
     g.add_node("assemble_report", nodes.assemble_report)
@@ -322,14 +335,15 @@ def build_graph(
     g.add_conditional_edges("plan_queries", fan_out_queries, ["research_query", "insufficient_evidence"])
     g.add_edge("research_query", "dedup_urls")
     g.add_edge("dedup_urls", "review_plan")
-    g.add_conditional_edges("review_plan", route_after_dedup, ["process_page", "reflect"])
-    g.add_edge("process_page", "reflect")
-    g.add_conditional_edges("reflect", route_after_reflect, ["research_query", "collect_sources"])
-    g.add_conditional_edges("collect_sources", route_after_sources,
-                            ["weigh_evidence", "plan_report", "insufficient_evidence"])
+    g.add_conditional_edges("review_plan", route_after_dedup, ["process_page", "collect_sources"])
+    g.add_edge("process_page", "collect_sources")
+    g.add_conditional_edges("collect_sources", close_round,
+                            ["reflect", "weigh_evidence", "plan_report"])
+    g.add_edge("reflect", "brief_writers")
     g.add_edge("weigh_evidence", "brief_writers")
     g.add_edge("plan_report", "brief_writers")
-    g.add_conditional_edges("brief_writers", fan_out_sections, ["write_section", "write_report"])
+    g.add_conditional_edges("brief_writers", route_after_brief,
+                            ["research_query", "write_section", "write_report", "insufficient_evidence"])
     g.add_edge("write_section", "assemble_report")
     g.add_conditional_edges("assemble_report", route_after_report,
                             ["write_report", "check_citations", "finish_report"])

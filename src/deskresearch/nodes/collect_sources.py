@@ -21,7 +21,12 @@ from deskresearch.state import ResearchState
 
 
 async def collect_sources(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Give each distinct page text a number; the same text under another URL is a duplicate."""
+    """Give each distinct page text a number; the same text under another URL is a duplicate.
+
+    It runs as every round closes (the outline and the weighing beside the reflection need the
+    ledger so far); the numbers of earlier rounds' sources stay, and a page is noted in
+    provenance in the round that read it.
+    """
     sources: list[Source] = []
     by_hash: dict[str, Source] = {}
     provenance: list[Provenance] = []
@@ -30,18 +35,20 @@ async def collect_sources(state: ResearchState, runtime: Runtime[Context]) -> di
     ranked = ranked_pages(state.get("ranked") or [])
     seen: set[str] = set()
     last = (len(ranked) + 1, 0, 0)
+    now = state.get("round", 1)
     for page in sorted(
         state["pages"], key=lambda p: (ranked.get(p["url"], (last,))[0], p["order"])
     ):
         if page["url"] in seen:  # read twice only when a resumed run re-claimed it
             continue
         seen.add(page["url"])
+        new = page["round"] == now  # noted in the round that read it
         queries = ranked[page["url"]][1] if page["url"] in ranked else page["queries"]
         twin = by_hash.get(page["text_hash"])
         if twin is not None:
             twin["queries"] += [q for q in queries if q not in twin["queries"]]
             reason = f"same text as source [{twin['id']}] {twin['url']}"
-            provenance.append(note("collect_sources", page["url"], "duplicate", reason))
+            provenance += [note("collect_sources", page["url"], "duplicate", reason)] if new else []
             continue
         source = Source(
             id=len(sources) + 1,
@@ -60,11 +67,12 @@ async def collect_sources(state: ResearchState, runtime: Runtime[Context]) -> di
         sources.append(source)
         by_hash[page["text_hash"]] = source
         via = "the search snippet" if page["origin"] == "snippet" else "the page"
-        provenance.append(
-            note("collect_sources", page["url"], "used", f"source [{source['id']}] from {via}")
-        )
+        if new:
+            why = f"source [{source['id']}] from {via}"
+            provenance.append(note("collect_sources", page["url"], "used", why))
     texts = {p["url"]: p["text"] for p in state["pages"]}
-    provenance += group_origins(sources, texts)
+    provenance += [line for line in group_origins(sources, texts)
+                   if any(s["url"] == line["subject"] and s["round"] == now for s in sources)]  # fmt: skip
     origins = len({s["origin_group"] for s in sources if "origin_group" in s})
     emit(runtime, "collect_sources", "finished", sources=len(sources), origins=origins)
     return {"sources": sources, "provenance": provenance}

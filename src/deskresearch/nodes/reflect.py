@@ -216,5 +216,5 @@ def reflect_failed(state: ResearchState, error: NodeError) -> Command[Any]:
             "open_gaps": [],
             "provenance": [note("reflect", state["topic"], "failed", reason)],
         },
-        goto="collect_sources",
+        goto="brief_writers",
     )

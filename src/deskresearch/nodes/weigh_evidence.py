@@ -176,8 +176,17 @@ def weigh_failed(state: ResearchState, error: NodeError) -> Command[Any]:
 
 
 def brief_writers(state: ResearchState) -> dict[str, Any]:
-    """The join before writing: the outline (plan_report) and the weighing are both in.
+    """The join that closes a round: the reflection, the outline and the weighing are in.
 
-    Its router hands each section writer its sources and the findings that concern them.
+    Its router starts the next round when the reflection planned follow-ups (the outline and
+    the weighing, made on the ledger so far, are then set aside: this says so), else hands each
+    section writer its sources and the findings that concern them.
     """
-    return {}
+    if not state["followups"] or not state["sources"]:
+        return {}
+    made = "the outline and the weighing" if state.get("outline") else "the weighing"
+    why = (
+        f"{made} of round {state['round'] - 1} set aside: round {state['round']} follows "
+        "leads (their calls are counted in usage)"
+    )
+    return {"provenance": [note("brief_writers", state["topic"], "skipped", why)]}

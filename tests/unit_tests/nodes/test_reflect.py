@@ -8,7 +8,7 @@ from typing import Any, cast
 import pytest
 
 from deskresearch.config.context import Context
-from deskresearch.graph import route_after_reflect
+from deskresearch.graph import next_round, route_after_brief
 from deskresearch.nodes.reflect import FollowUp, Reflection, followups_of, reflect
 from deskresearch.prompts import reflect as prompt
 from tests.support.fakes import ScriptedChat, runtime
@@ -51,7 +51,7 @@ async def test_a_lead_becomes_the_next_rounds_query_with_its_fact_and_page() -> 
     assert [r["query"] for r in record["queries"]] == ["bridge builder history",
                                                       "bridge construction firm"]  # fmt: skip
     # The next round: one research branch for the new query, told which pages were read.
-    sends = route_after_reflect(cast(Any, {**state(), **update}))
+    sends = next_round(cast(Any, {**state(), **update}))
     assert isinstance(sends, list) and [s.arg["query"] for s in sends] == ["Nordvik AS"]
     assert sends[0].arg["round"] == 2 and sends[0].arg["seen"] == ["https://a.org/bridge"]
     assert sends[0].arg["order"] == 2  # after the plan's queries
@@ -88,7 +88,12 @@ async def test_max_rounds_1_records_the_round_without_a_call() -> None:
     update = await reflect(state(), runtime(Context(max_rounds=1)), llm=llm)
     assert llm.calls == [] and update["followups"] == [] and update["open_gaps"] == []
     assert update["rounds"][0]["round"] == 1
-    assert route_after_reflect(cast(Any, {**state(), **update})) == "collect_sources"
+    assert next_round(cast(Any, {**state(), **update})) == []
+    # No round follows: with no source read, no report either.
+    assert (
+        route_after_brief(cast(Any, {**state(), **update, "sources": []}))
+        == "insufficient_evidence"
+    )
 
 
 async def test_the_last_round_asks_for_no_follow_up_and_keeps_the_gaps_open() -> None:

@@ -3,7 +3,7 @@ from typing import Any, cast
 import pytest
 
 from deskresearch.config.context import Context
-from deskresearch.graph import route_after_report, route_after_sources
+from deskresearch.graph import close_round, route_after_report
 from deskresearch.nodes.collect_sources import collect_sources
 from deskresearch.nodes.finish_report import finish_report, unchecked
 from deskresearch.nodes.insufficient import insufficient_evidence
@@ -109,12 +109,13 @@ async def test_collect_sources_numbers_pages_and_merges_same_text() -> None:
     assert [(s["id"], s["url"]) for s in update["sources"]] == [(1, "https://a"), (2, "https://b")]
     assert update["sources"][0]["queries"] == ["q1", "q3"]
     assert [p["outcome"] for p in update["provenance"]] == ["used", "used", "duplicate"]
-    assert route_after_sources(cast(Any, {"sources": []})) == "insufficient_evidence"
-    # Different texts: two origins. The outline is planned while the evidence is weighed.
+    assert close_round(cast(Any, {"sources": []})) == ["reflect"]
+    # Different texts: two origins. The outline is planned and the evidence weighed while the
+    # round is reflected on.
     assert [s["origin_group"] for s in update["sources"]] == [1, 2]
-    assert route_after_sources(cast(Any, update)) == ["weigh_evidence", "plan_report"]
+    assert close_round(cast(Any, update)) == ["reflect", "weigh_evidence", "plan_report"]
     single = {**update, "settings": {"report_mode": "single"}}
-    assert route_after_sources(cast(Any, single)) == "weigh_evidence"
+    assert close_round(cast(Any, single)) == ["reflect", "weigh_evidence"]
 
 
 async def test_insufficient_evidence_lists_what_was_tried_without_a_model() -> None:

@@ -5,7 +5,7 @@ from langgraph.errors import NodeError
 from langgraph.types import Send
 
 from deskresearch.errors import ModelCallError
-from deskresearch.graph import fan_out_sections, route_after_report
+from deskresearch.graph import route_after_brief, route_after_report
 from deskresearch.nodes.plan_report import Outline, SectionItem, checked_outline, plan_report
 from deskresearch.nodes.write_sections import (
     assemble_report,
@@ -61,13 +61,16 @@ async def test_a_malformed_outline_sends_the_run_to_one_call() -> None:
         llm=ScriptedChat({"plan_report": ["junk"]}),
     )
     assert update["outline"] is None and update["provenance"][0]["outcome"] == "fallback"
-    assert fan_out_sections(cast(Any, {**update, "sources": SOURCES})) == "write_report"
+    brief = {**update, "sources": SOURCES, "followups": []}
+    assert route_after_brief(cast(Any, brief)) == "write_report"
 
 
 async def test_each_section_is_written_from_its_own_sources_at_the_same_time() -> None:
     plan = checked_outline(outline(("Overview", [1]), ("Mid", [2, 3]), ("End", [4])), SOURCES)
     state = cast(Any, {"topic": "t", "language": "fr", "sources": SOURCES, "outline": plan})
-    sends = fan_out_sections(cast(Any, {**state, "settings": {"report_words": 900}}))
+    sends = route_after_brief(
+        cast(Any, {**state, "followups": [], "settings": {"report_words": 900}})
+    )
     assert isinstance(sends, list) and all(isinstance(s, Send) for s in sends)
     tasks = section_tasks(state, 900)
     assert [t["position"] for t in tasks] == ["first", "middle", "last"]
