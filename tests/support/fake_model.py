@@ -217,7 +217,10 @@ class FakeModel:
                 return {"relevant": True, "facts": [{"claim": relay, "quote": relay}]}
             if OFFTOPIC_MARKER in text:
                 return {"relevant": False, "facts": []}
-            return {"relevant": True, "facts": facts_of(raw, self.facts_per_chunk)}
+            facts = facts_of(raw, self.facts_per_chunk)
+            if SHORTEST in user:  # the prompt asks for the span that carries the fact
+                facts = [{"claim": c, "quote": c} for c in (compact(f["quote"]) for f in facts)]
+            return {"relevant": True, "facts": facts}
         if stage == "PageFacts":
             return {"facts": given_facts(user)[:12]}
         if stage == "Outline":
@@ -326,6 +329,32 @@ def facts_of(chunk: str, n: int) -> list[dict[str, str]]:
     if not picked and len(chunk.split()) >= 3:
         picked = [" ".join(chunk.split()[:30])]
     return [{"claim": s, "quote": s} for s in picked]
+
+
+SHORTEST = "shortest span"  # prompts.summarise asks for it
+COMPACT_WORDS = 20  # a sentence this short is its own shortest span
+_CLAUSE = re.compile(r",\s+|;\s+|\s+[–—]\s+|\s+(?=(?:and|but|while|whereas|which)\s)")
+
+
+def compact(sentence: str) -> str:
+    """The span of a long sentence that carries its fact, as a model asked for it would quote:
+    the clause with the most figures, then names, grown by its neighbours to 8 words at least."""
+    if len(sentence.split()) <= COMPACT_WORDS:
+        return sentence
+    clauses = [c for c in _CLAUSE.split(sentence.rstrip(".")) if c.strip()]
+
+    def weight(i: int) -> tuple[int, int, int]:
+        c = clauses[i]
+        return len(re.findall(r"\d+", c)), len(re.findall(r"\b[A-ZÄÖÜ]\w+", c[1:])), len(c)
+
+    lo = hi = max(range(len(clauses)), key=weight)
+    while sum(len(clauses[i].split()) for i in range(lo, hi + 1)) < 8 and (
+        lo > 0 or hi < len(clauses) - 1
+    ):
+        hi, lo = (hi + 1, lo) if hi < len(clauses) - 1 else (hi, lo - 1)
+    start = sentence.find(clauses[lo])
+    end = sentence.find(clauses[hi], start) + len(clauses[hi])
+    return sentence[start:end].strip()
 
 
 _FACT = re.compile(r"^\(\d+\) claim: (.*)\n\s+quote: \"(.*)\"$", re.MULTILINE)

@@ -32,9 +32,9 @@ Queries this page serves:
 If the text does not bear on the topic or the queries, set relevant to false and give no facts.
 Otherwise set relevant to true and list the facts that bear on them: every fact, number, date and
 statistic, with who said it. For each fact give
-- claim: the fact in {language}, one sentence, adding nothing that is not in the text;
-- quote: the words of the text that state it, copied exactly (same language, same spelling, same
-  figures), one sentence or less.
+- claim: the fact in {language}, one short sentence, adding nothing that is not in the text;
+- quote: the shortest span of the text that states it (a clause or a phrase, not more of the
+  sentence than the fact needs), copied exactly: same language, same spelling, same figures.
 A fact without an exact quote is discarded."""
 
 REDUCE = """Research topic:
