@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import threading
 from collections.abc import Mapping
 from concurrent.futures import Future
@@ -30,7 +29,14 @@ from deskresearch._version import __version__
 from deskresearch.config.context import Context
 from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for
 from deskresearch.prompts import keywords as prompt
-from deskresearch.services.model.early import EarlyReply, HeadStart, Prompt
+from deskresearch.services.model.early import (
+    EarlyReply,
+    HeadStart,
+    Prompt,
+    asked_differently,
+    headers_for,
+    request_body,
+)
 from deskresearch.services.storage.cache_store import answer_key, stored
 from deskresearch.services.storage.checkpoints import default_location
 from deskresearch.session.options import DEFAULT_OUTPUT, given_settings
@@ -42,9 +48,6 @@ if TYPE_CHECKING:
     import httpx
 
 CONNECT_S = 5.0  # an endpoint that drops connections makes the node wait this long, not the timeout
-# Models ChatOpenAI asks differently (o-series: a developer role; codex, gpt-5*-pro: the
-# Responses API), as langchain-openai 1.x decides; the head start leaves them to it.
-_OTHER_REQUEST = re.compile(r"^o\d|codex|^gpt-\d[\d.]*-pro")
 
 
 ENTRY = Entry("deskresearch", reviewer=True)  # a person at the terminal answers a review
@@ -97,27 +100,6 @@ def _check_network(into: Future[None], plan: Plan, environ: Mapping[str, str]) -
         into.set_result(None)
 
 
-def request_body(model: str, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """The chat request ChatOpenAI sends for a ``json_schema`` structured answer."""
-    shape = dict(schema)
-    name = shape.pop("title")
-    description = shape.pop("description", None)
-    return {
-        "model": model,
-        "stream": False,
-        "messages": [{"content": system, "role": "system"}, {"content": user, "role": "user"}],
-        "response_format": {
-            "type": "json_schema",
-            "json_schema": {
-                "name": name,
-                "description": description,
-                "strict": False,
-                "schema": shape,
-            },
-        },
-    }
-
-
 def begin(
     ctx: Context,
     topic: str,
@@ -133,9 +115,9 @@ def begin(
     if spec.method not in ("auto", "json_schema"):  # the first method tried is not json_schema
         return None
     base, key = endpoint_for(spec.base_url, environ)
-    if not base and (not key or environ.get("LANGSMITH_GATEWAY")):
-        return None  # the settings check names what is missing; a gateway is ChatOpenAI's
-    if _OTHER_REQUEST.search(spec.model) or environ.get("LC_OUTPUT_VERSION"):
+    if not base and not key:
+        return None  # the settings check names what is missing
+    if asked_differently(spec.model, environ):
         return None  # ChatOpenAI sends these another request (developer role, Responses API)
     endpoint = base or OPENAI_DEFAULT_URL
     system, user = prompt.texts(topic=topic, max_keywords=ctx.max_keywords, today=date.today())
@@ -144,13 +126,7 @@ def begin(
     if spec.cache and stored(spec.cache.path, "answer", answer_key(endpoint, spec, pairs, schema)):
         return None  # answered from the cache, at no cost
     head = HeadStart(pairs, schema, spec, endpoint, Future())
-    headers = {
-        "Authorization": f"Bearer {key or 'not-needed'}",  # as OpenAIChat: local servers want one
-        "User-Agent": f"deskresearch/{__version__} (head start)",
-        **{h: environ[v] for h, v in _OPENAI_HEADERS.items() if environ.get(v)},
-    }
-    if "OpenAI-Organization" not in headers and environ.get("OPENAI_ORGANIZATION"):
-        headers["OpenAI-Organization"] = environ["OPENAI_ORGANIZATION"]  # its older name
+    headers = headers_for(key, environ, f"deskresearch/{__version__} (head start)")
     body = request_body(spec.model, system, user, schema)
     url = endpoint.rstrip("/") + "/chat/completions"
     # The client is made here, the request sent on the thread: the imports that follow hold the
@@ -173,10 +149,6 @@ def begin(
     except Exception:  # noqa: BLE001 - a bad proxy or CA setting: the usual call reports it
         return None
     return head
-
-
-# ChatOpenAI sends these when its variables are set; so does the head start.
-_OPENAI_HEADERS = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "OPENAI_PROJECT_ID"}
 
 
 def _send(

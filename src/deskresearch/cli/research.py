@@ -36,12 +36,14 @@ class Research:
         self.ns, self.prepared = ns, prepared
         self.sources = sources_of(ns)
         settings = prepared.plan.settings if prepared else gather(self.sources)
-        services: dict[str, Any] = {}
-        if prepared and prepared.head is not None:  # the head start's answer, where it fits
-            from deskresearch.services.model.headstart import HeadStartChat
-            from deskresearch.services.model.llm import OpenAIChat
+        from deskresearch.services.model.headstart import HeadStartChat
+        from deskresearch.services.model.llm import OpenAIChat
 
-            services["llm"] = HeadStartChat(OpenAIChat(), prepared.head)
+        # The client is imported on a thread (run): calls before it is ready go early (model.early).
+        llm: Any = OpenAIChat(early=True)
+        if prepared and prepared.head is not None:  # the head start's answer, where it fits
+            llm = HeadStartChat(llm, prepared.head)
+        services: dict[str, Any] = {"llm": llm}
         self.session = Session(
             entry=ENTRY, store=settings["checkpoints"], services=services,
             files=ReportFiles(settings["output_dir"], ns.format, ns.overwrite),
@@ -76,9 +78,6 @@ class Research:
                 plan = await self.session.resume(self.thread, self.sources)
             if plan.finished:
                 return self.said(await self.session.run(plan))
-            from deskresearch.services.model.llm import import_client_soon
-
-            import_client_soon()  # while start_run, the keywords and the searches run
             with self.showing(plan.topic):
                 outcome = await self.session.run(plan, on_event=self.event, tracker=self.tracker)
         return self.said(outcome)

@@ -1,15 +1,82 @@
-"""The head start's request and reply as plain data, shared by the CLI and HeadStartChat.
+"""Requests sent before the model client is imported: the head start's, and the early calls.
 
-Light on purpose (no client library): the CLI imports it before the research path.
+Light on purpose (no client library): the CLI imports it before the research path. Importing
+langchain-openai and openai costs about a second of CPU; the CLI does it on a thread while its
+first steps wait on the network (``llm.import_client_soon``). The head start (``cli.headstart``)
+sends generate_keywords' request before the graph exists; an ``OpenAIChat(early=True)`` sends the
+structured calls that come before the import is done (plan_queries, on a 2-core machine) the
+same way: the request ChatOpenAI would send for a ``json_schema`` answer (``request_body``; a
+test compares the two), with plain httpx. Either only ever saves time: whatever it cannot do is
+asked the usual way.
 """
 
 from __future__ import annotations
 
+import re
+import sys
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from deskresearch._version import __version__
+from deskresearch.config.providers import OPENAI_DEFAULT_URL
 from deskresearch.records import ModelSpec
+
+if TYPE_CHECKING:
+    import httpx
+    from langchain_core.messages import BaseMessage
+
+# Models ChatOpenAI asks differently (o-series: a developer role; codex, gpt-5*-pro: the
+# Responses API), as langchain-openai 1.x decides; early requests leave them to it.
+OTHER_REQUEST = re.compile(r"^o\d|codex|^gpt-\d[\d.]*-pro")
+# ChatOpenAI sends these when its variables are set; so do early requests.
+OPENAI_HEADERS = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "OPENAI_PROJECT_ID"}
+
+
+def request_body(model: str, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The chat request ChatOpenAI sends for a ``json_schema`` structured answer."""
+    shape = dict(schema)
+    name = shape.pop("title")
+    description = shape.pop("description", None)
+    return {
+        "model": model,
+        "stream": False,
+        "messages": [{"content": system, "role": "system"}, {"content": user, "role": "user"}],
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {
+                "name": name,
+                "description": description,
+                "strict": False,
+                "schema": shape,
+            },
+        },
+    }
+
+
+def headers_for(key: str | None, environ: Mapping[str, str], agent: str) -> dict[str, str]:
+    """The headers an early request carries (as the openai client's, with our User-Agent)."""
+    headers = {
+        "Authorization": f"Bearer {key or 'not-needed'}",  # as OpenAIChat: local servers want one
+        "User-Agent": agent,
+        **{h: environ[v] for h, v in OPENAI_HEADERS.items() if environ.get(v)},
+    }
+    if "OpenAI-Organization" not in headers and environ.get("OPENAI_ORGANIZATION"):
+        headers["OpenAI-Organization"] = environ["OPENAI_ORGANIZATION"]  # its older name
+    return headers
+
+
+def asked_differently(model: str, environ: Mapping[str, str]) -> bool:
+    """Whether ChatOpenAI would send this model another request than ``request_body``'s."""
+    return bool(OTHER_REQUEST.search(model) or environ.get("LC_OUTPUT_VERSION")
+                or environ.get("LANGSMITH_GATEWAY"))  # fmt: skip
+
+
+def client_imported() -> bool:
+    """Whether the model client (ChatOpenAI) is imported and ready in this process."""
+    return hasattr(sys.modules.get("langchain_openai"), "ChatOpenAI")
+
 
 STAGE = "generate_keywords"
 Prompt = list[tuple[str, Any]]  # (message type, content), as the cache keys them
@@ -44,3 +111,68 @@ class HeadStart:
             return False
         self.taken = True
         return True
+
+
+class EarlyCalls:
+    """Structured calls sent as ChatOpenAI sends them, with plain httpx (see the module's doc).
+
+    Args:
+        environ: where the OpenAI headers' variables and ``OPENAI_PROXY`` are read.
+        http: the client to send with (tests pass one on a MockTransport); default: its own.
+    """
+
+    def __init__(self, environ: Mapping[str, str], http: httpx.AsyncClient | None = None) -> None:
+        self._env = environ
+        self._http = http
+
+    def _client(self, spec: ModelSpec) -> httpx.AsyncClient:
+        if self._http is None:
+            import httpx
+
+            from deskresearch.services.web.tls import tls_context
+
+            self._http = httpx.AsyncClient(
+                timeout=httpx.Timeout(spec.timeout_s, connect=min(spec.timeout_s, 5.0)),
+                proxy=self._env.get("OPENAI_PROXY") or None,  # as ChatOpenAI; HTTP(S)_PROXY too
+                follow_redirects=True,  # as the openai client
+                verify=tls_context(),
+            )
+        return self._http
+
+    async def ask(
+        self,
+        messages: Sequence[BaseMessage],
+        schema: dict[str, Any],
+        spec: ModelSpec,
+        base: str | None,
+        key: str | None,
+    ) -> EarlyReply | None:
+        """One ``json_schema`` request, or None.
+
+        None when it cannot be sent as ChatOpenAI would send it, or got no answer: the caller
+        then asks the usual way, with its own errors.
+        """
+        texts = [(m.type, m.content) for m in messages]
+        plain = all(isinstance(content, str) for _, content in texts)
+        if [kind for kind, _ in texts] != ["system", "human"] or not plain:
+            return None
+        if asked_differently(spec.model, self._env):
+            return None
+        body = request_body(spec.model, str(texts[0][1]), str(texts[1][1]), schema)
+        headers = headers_for(key, self._env, f"deskresearch/{__version__} (early)")
+        url = (base or OPENAI_DEFAULT_URL).rstrip("/") + "/chat/completions"
+        try:
+            response = await self._client(spec).post(
+                url, json=body, headers=headers, timeout=spec.timeout_s
+            )
+            if response.status_code != 200:
+                return None
+            data = response.json()
+            counted = data.get("usage") or {}
+            return EarlyReply(
+                content=str(data["choices"][0]["message"].get("content") or ""),
+                input_tokens=int(counted.get("prompt_tokens") or 0),
+                output_tokens=int(counted.get("completion_tokens") or 0),
+            )
+        except Exception:  # noqa: BLE001 - the usual call reports whatever went wrong
+            return None

@@ -1,8 +1,9 @@
 """ChatService over langchain-openai's ChatOpenAI: any OpenAI-compatible endpoint.
 
 The client (langchain-openai and openai: about a second of CPU to import, a quarter of it
-openai's aiohttp transport) is imported at the first call, not with the graph; the CLI imports it
-on a thread while its first steps wait on the network (``import_client_soon``).
+openai's aiohttp transport) is imported at the first call, not with the graph. The CLI's client
+(``early=True``) sends its first structured calls without it (``model.early``) and imports it on a
+thread while the first of them waits on the network (``import_client_soon``).
 
 One retry layer: ChatOpenAI's own retries are off (``max_retries=0``); transient failures become
 ``ModelCallError(transient=True)`` carrying the status and ``Retry-After``, and
@@ -16,7 +17,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,8 @@ from deskresearch.prompts.common import JSON_MODE_INSTRUCTION
 from deskresearch.records import ModelSpec, Stage, Usage
 from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.base import M, Reply
+from deskresearch.services.model.early import EarlyCalls
+from deskresearch.services.model.early import client_imported as client_imported_now
 from deskresearch.services.model.retry import retry_after
 from deskresearch.services.model.structured import (
     Method,
@@ -96,6 +99,11 @@ class OpenAIChat:
         api_key: overrides ``OPENAI_API_KEY``; never stored in graph state.
         http_async_client: the httpx client ChatOpenAI uses (tests pass one on a MockTransport).
         environ: where ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` are read (default: os.environ).
+        early: while the client is not yet imported (then imported on a thread), send
+            ``json_schema`` calls as ChatOpenAI would, with plain httpx (``model.early``): the
+            second call of a command need not wait for the import. Whatever the early request
+            cannot answer is asked the usual way.
+        client_ready: whether the client is imported (tests force the early path).
     """
 
     def __init__(
@@ -104,10 +112,14 @@ class OpenAIChat:
         api_key: str | None = None,
         http_async_client: httpx.AsyncClient | None = None,
         environ: Mapping[str, str] | None = None,
+        early: bool = False,
+        client_ready: Callable[[], bool] = client_imported_now,
     ) -> None:
         self._api_key = api_key
         self._http = http_async_client
         self._env = os.environ if environ is None else environ
+        self._early = EarlyCalls(self._env, http_async_client) if early else None
+        self._client_ready = client_ready
         # One client per (model, endpoint, timeout): a run's budget or limits must not make a
         # new client that outlives the run.
         self._models: dict[tuple[str, str, float], ChatOpenAI] = {}
@@ -158,6 +170,17 @@ class OpenAIChat:
         methods = [m for m in chain if (endpoint, m) not in self._rejected] or [chain[-1]]
         spent: list[Usage] = []
         problems: list[str] = []
+        if self._early and methods[0] == "json_schema" and not self._client_ready():
+            import_client_soon()  # while this call waits on the network, not before
+            base, key = self._endpoint(spec)
+            got = await self._early.ask(messages, schema.model_json_schema(), spec, base, key)
+            if got is not None:
+                usage = Usage(stage=stage, model=spec.model, input_tokens=got.input_tokens,
+                              output_tokens=got.output_tokens, calls=1)  # fmt: skip
+                try:
+                    return Reply(parse_tolerant(got.content, schema), usage)
+                except ModelOutputError:
+                    spent.append(usage)  # asked again the usual way; its tokens still count
         for method in methods:
             try:
                 value, usage = await self._structured_once(messages, schema, spec, stage, method)
@@ -284,15 +307,21 @@ def _import_client() -> None:
         pass
 
 
-def import_client_soon() -> threading.Thread:
-    """Start importing the model client on a thread, so the first call does not wait for it.
+_importing: list[threading.Thread] = []  # the one import thread of this process, once started
 
-    For a caller whose first steps need no client (the CLI: the head start answered the
-    keywords, the searches are network waits): the import's CPU fills that waiting.
+
+def import_client_soon() -> threading.Thread:
+    """Start importing the model client on a thread (once), so a call need not wait for it.
+
+    For a caller whose next steps need no client (the CLI: the head start answered the
+    keywords, the early calls go out without it): the import's CPU fills a network wait.
     """
-    thread = threading.Thread(target=_import_client, name="import-langchain-openai", daemon=True)
-    thread.start()
-    return thread
+    if not _importing:
+        thread = threading.Thread(target=_import_client, name="import-langchain-openai",
+                                  daemon=True)  # fmt: skip
+        thread.start()
+        _importing.append(thread)
+    return _importing[0]
 
 
 async def client_imported() -> None:
