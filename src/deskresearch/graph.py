@@ -279,7 +279,7 @@ def build_graph(
     process_page = p.compile(name="process_page")
 
     q = StateGraph(QueryState, context_schema=Context, input_schema=QueryTask, output_schema=QueryOutput)
-    q.add_node("search_query", partial(nodes.search_query, search=svc.search),
+    q.add_node("search_query", partial(nodes.search_query, search=svc.search, pages=svc.fetcher),
                retry_policy=TRANSIENT, error_handler=nodes.search_failed)  # type: ignore[call-overload]
     q.add_node("rank_urls", partial(nodes.rank_urls, llm=svc.llm, rank_func=svc.rank_func),
                retry_policy=TRANSIENT, error_handler=nodes.rank_failed)  # type: ignore[call-overload]

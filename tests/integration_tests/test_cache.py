@@ -53,9 +53,11 @@ async def test_a_rerun_costs_no_tokens_no_searches_and_no_downloads(
 
 
 async def test_stale_pages_are_revalidated_not_downloaded(web: FakeWeb, tmp_path: Path) -> None:
-    await research(web, tmp_path / "cache.sqlite", cache_page_hours=0)
+    # Only the pages read (a prefetch would revalidate the results ranked out too).
+    await research(web, tmp_path / "cache.sqlite", cache_page_hours=0, prefetch_pages=False)
     downloads = sum(web.fetches.values())
-    second = await research(web, tmp_path / "cache.sqlite", cache_page_hours=0)
+    second = await research(web, tmp_path / "cache.sqlite", cache_page_hours=0,
+                            prefetch_pages=False)  # fmt: skip
     revalidated = [p for p in cached(second, "read_page") if "304" in p["reason"]]
     assert revalidated and sum(web.not_modified.values()) == len(revalidated)
     # Each page asked once more and answered 304: downloaded once in all.

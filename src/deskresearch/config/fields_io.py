@@ -142,6 +142,14 @@ class PageFields:
             description="Pages read at once from one host (politeness).",
         ),
     ] = 4
+    prefetch_pages: Annotated[
+        bool,
+        Field(
+            title="Fetch results while they are ranked",
+            json_schema_extra=PAGES,
+            description="Start fetching a query's results as soon as its search answers, while the ranking call decides which are read: the chosen pages are read sooner; the others are fetched and dropped unread (bytes, never tokens). The network policy, the domain scope and the fetch limits apply as to every read. Off with review_plan (nothing is fetched before the review). false: only the ranked pages are fetched.",
+        ),
+    ] = True
     allow_hosts: Annotated[
         str,
         Field(

@@ -16,7 +16,7 @@ from deskresearch.records import DomainScope, Provenance, SearchHit, Stage
 from deskresearch.safety.injection import clean_line
 from deskresearch.safety.scope import describe, outside
 from deskresearch.safety.urls import canonical_url, shown, url_problem
-from deskresearch.services.base import SearchService
+from deskresearch.services.base import PagePrefetcher, SearchService
 from deskresearch.state import KeywordHits
 from deskresearch.text.plural import plural
 
@@ -103,13 +103,30 @@ async def search_keyword(
     return {"keyword_hits": found, "provenance": provenance}
 
 
+def _prefetch(hits: list[SearchHit], ctx: Context, pages: PagePrefetcher | None) -> None:
+    """Start fetching the results while rank_urls decides which are read (prefetch_pages)."""
+    if pages is None or not ctx.prefetch_pages or ctx.review_plan:
+        return  # with a review, nothing is fetched before the reviewer saw the plan
+    urls = [canonical_url(h["url"]) for h in hits if h["raw_content"] is None]
+    pages.prefetch(urls, ctx.fetch_limits())
+
+
 async def search_query(
-    state: QueryState, runtime: Runtime[Context], *, search: SearchService
+    state: QueryState,
+    runtime: Runtime[Context],
+    *,
+    search: SearchService,
+    pages: PagePrefetcher | None = None,
 ) -> dict[str, Any]:
-    """Search one research query (unless the keyword stage already did); rank_urls orders its hits."""
+    """Search one research query (unless the keyword stage already did); rank_urls orders its hits.
+
+    Its results start being fetched at once (``pages``), while they are ranked.
+    """
+    ctx = resolve(runtime)
     known = state.get("known_hits")
     if known is not None:
         reason = f"same search as the keyword stage: its {plural(len(known), 'result')} reused"
+        _prefetch(known, ctx, pages)
         return {
             "hits": known,
             "provenance": [note("search_query", state["query"], "duplicate", reason)],
@@ -121,6 +138,7 @@ async def search_query(
         reason = f"read in an earlier round; not read again for {state['query']!r}"
         provenance += [note("search_query", h["url"], "duplicate", reason) for h in earlier]
         hits = [h for h in hits if h not in earlier]
+    _prefetch(hits, ctx, pages)
     return {"hits": hits, "provenance": provenance}
 
 

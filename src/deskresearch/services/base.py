@@ -175,6 +175,14 @@ class PageFetcher(Protocol):
         ...
 
 
+class PagePrefetcher(Protocol):
+    """Starts fetching pages a step may read soon (services.web.prefetch)."""
+
+    def prefetch(self, urls: Sequence[str], limits: FetchLimits) -> None:
+        """Start fetching ``urls`` on the running loop; return at once."""
+        ...
+
+
 class ContentExtractor(Protocol):
     """Turns a page body into its main text as markdown."""
 

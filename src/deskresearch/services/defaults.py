@@ -27,6 +27,7 @@ from deskresearch.services.storage.cache_store import CacheStore
 from deskresearch.services.storage.claims import PageClaims
 from deskresearch.services.web.extract import TrafilaturaExtractor
 from deskresearch.services.web.fetch import HttpFetcher
+from deskresearch.services.web.prefetch import Prefetcher
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,7 +36,7 @@ class Services:
 
     llm: ChatService
     search: SearchService
-    fetcher: PageFetcher
+    fetcher: Prefetcher  # every read, and the results fetched while they are ranked
     extractor: ContentExtractor
     tokens: TokenCounter
     limiter: Limiter
@@ -83,7 +84,7 @@ def default_services(
     return Services(
         llm=CachedChat(RetryingChat(LimitedChat(llm or OpenAIChat(), limiter), limiter), store),
         search=CachedSearch(search_service(search), store),
-        fetcher=CachedFetcher(LimitedFetcher(fetcher or HttpFetcher(), limiter), store),
+        fetcher=Prefetcher(CachedFetcher(LimitedFetcher(fetcher or HttpFetcher(), limiter), store)),
         extractor=extractor or TrafilaturaExtractor(),
         tokens=tokens or TiktokenCounter(),
         limiter=limiter,

@@ -92,6 +92,7 @@ OPTIONS: tuple[Option, ...] = (
     Option('search_timeout_s', 'float', 'search', (), '30.0', 'Seconds one search request may take. Range > 0, ≤ 300.'),
     Option('max_fetches', 'int', 'pages', (), '16', 'Pages read at once, across all branches of a run. Range 1–256.'),
     Option('max_fetches_per_host', 'int', 'pages', (), '4', 'Pages read at once from one host (politeness). Range 1–64.'),
+    Option('prefetch_pages', 'bool', 'pages', (), 'true', "Start fetching a query's results as soon as its search answers, while the ranking call decides which are read: the chosen pages are read sooner; the others are fetched and dropped unread (bytes, never tokens). The network policy, the domain scope and the fetch limits apply as to every read. Off with review_plan (nothing is fetched before the review). false: only the ranked pages are fetched."),
     Option('allow_hosts', 'str', 'pages', (), "''", 'Comma-separated hosts, IPs or CIDR ranges the fetcher may read although they are loopback or private (e.g. intranet.example,10.0.0.0/8). Empty: public addresses only. Deployment setting: a served run may not change it (docs/security.md).'),
     Option('page_timeout_s', 'float', 'pages', (), '20.0', 'Seconds to read one page, redirects included. Range > 0, ≤ 300.'),
     Option('max_page_bytes', 'int', 'pages', (), '5000000', 'Bytes read per page; longer pages are cut here. Range 10000–100000000.'),
