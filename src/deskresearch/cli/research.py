@@ -78,6 +78,9 @@ class Research:
                 plan = await self.session.resume(self.thread, self.sources)
             if plan.finished:
                 return self.said(await self.session.run(plan))
+            from deskresearch.services.model.llm import import_client_soon
+
+            import_client_soon()  # while start_run, the keywords and the searches run
             with self.showing(plan.topic):
                 outcome = await self.session.run(plan, on_event=self.event, tracker=self.tracker)
         return self.said(outcome)
