@@ -156,16 +156,17 @@ class LocalGraph:
         )
         return str(((saved.metadata if saved else None) or {}).get(OUTPUT_DIR_KEY) or "")
 
-    async def delete(self, thread: str, folder: Path | None = None) -> list[str]:
-        """Delete the thread, every checkpoint of it, and its files; the files removed.
-
-        The files are found by thread id in ``folder`` and in the folder the run recorded.
-        """
+    async def files(self, thread: str, folder: Path | None = None) -> list[str]:
+        """The files the run wrote, found by thread id in ``folder`` and in the one it recorded."""
         folders = {folder} if folder else set()
         folders |= {Path(f) for f in [await self.folder(thread)] if f}
-        files = {f for place in folders for f in documents(place).get(thread, [])}
+        return sorted({f for place in folders for f in documents(place).get(thread, [])})
+
+    async def delete(self, thread: str, folder: Path | None = None) -> list[str]:
+        """Delete the thread, every checkpoint of it, and its files (``files``); those removed."""
+        files = await self.files(thread, folder)
         await (await self.checkpointer()).adelete_thread(thread)
-        return remove(sorted(files))
+        return remove(files)
 
     def resumable(self) -> bool:
         """Whether a run here can be continued later (not in memory)."""

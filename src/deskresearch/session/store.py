@@ -13,9 +13,10 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from deskresearch.config.pricing import estimate
+from deskresearch.records import Usage
 from deskresearch.report.outcome import finished
 from deskresearch.resume_fix import is_cancellation
 from deskresearch.services.storage.checkpoints import describe
@@ -83,7 +84,7 @@ async def list_runs(saver: BaseCheckpointSaver[str], limit: int) -> list[RunRow]
         topic = values.get("topic") or (start.get("topic") if isinstance(start, dict) else "")
         folder = str((latest.metadata or {}).get(OUTPUT_DIR_KEY) or "") if latest else ""
         status = _status(values, writes)
-        usage = [u for u in values.get("usage") or [] if isinstance(u, dict)]
+        usage = cast(list[Usage], [u for u in values.get("usage") or [] if isinstance(u, dict)])
         usd, unpriced = estimate(usage)
         tokens = sum(int(u.get("input_tokens", 0)) + int(u.get("output_tokens", 0)) for u in usage)
         rows.append(RunRow(thread, tup.checkpoint["ts"], str(topic or ""), status, [], folder,
