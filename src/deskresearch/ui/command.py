@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import os
 import secrets
 import socket
@@ -97,6 +98,16 @@ def listen(host: str, port: int | None) -> socket.socket:
     raise AssertionError("unreachable")  # the last attempt returns or raises
 
 
+def exposed(host: str) -> bool:
+    """Whether listening on ``host`` reaches beyond this machine (a name: whatever it means)."""
+    if host.lower() == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return True
+
+
 def _desktop() -> bool:
     """Whether a browser can open here (a console browser would take the terminal)."""
     return sys.platform in ("darwin", "win32") or bool(
@@ -124,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"deskresearch ui: port {DEFAULT_PORT} is taken; listening on {port}", file=sys.stderr
         )
-    if not ns.host.startswith("127.") and ns.host not in ("localhost", "::1"):
+    if exposed(ns.host):
         print(f"deskresearch ui: warning: listening on {ns.host}: anyone who can reach this "
               "machine and has the link can start research on your API keys and read your "
               "reports (leave out --host to keep it to this machine)", file=sys.stderr)  # fmt: skip
