@@ -21,7 +21,6 @@ import threading
 import webbrowser
 from collections.abc import Sequence
 from types import FrameType
-from typing import Any
 
 import uvicorn
 
@@ -31,9 +30,8 @@ from deskresearch.session.options import (
     DEFAULT_OUTPUT,
     add_setting_options,
     bounded,
-    given_settings,
 )
-from deskresearch.session.settings import Sources
+from deskresearch.session.settings import per_caller
 from deskresearch.session.style import EXIT_OK, CommandParser
 from deskresearch.ui.app import build_app
 from deskresearch.ui.desk import Desk
@@ -118,13 +116,8 @@ def _desktop() -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve the page until Ctrl-C; return the exit code."""
     ns = build_parser().parse_args(argv)
-    flags = {**given_settings(vars(ns)), "output_dir": ns.output_dir, "checkpoints": ns.checkpoints}
     defaults = {"output_dir": DEFAULT_OUTPUT, "checkpoints": default_location()}
-
-    def sources(form: dict[str, Any]) -> Sources:
-        return Sources(caller=form, caller_name="the page", flags=flags, config=ns.config,
-                       environ=os.environ, defaults=defaults, locked=True)  # fmt: skip
-
+    sources = per_caller(vars(ns), "the page", defaults=defaults)
     sock = listen(ns.host, ns.port)
     port = int(sock.getsockname()[1])
     desk = Desk(sources)

@@ -104,14 +104,14 @@ class Desk:
     async def __aexit__(self, *exc: object) -> None:
         """Stop every run (each stays resumable), end the event streams, close the store."""
         self.stop_streams()
-        running = [j.task for j in self.jobs.values() if j.task and not j.task.done()]
-        for task in running:
+        running = {j.thread: j.task for j in self.jobs.values() if j.task and not j.task.done()}
+        for task in running.values():
             task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
-        if running:
-            print(f"deskresearch ui: stopped {len(running)} running research(es); each is saved "
-                  f"in {self.engine.where} and resumes from the page or with deskresearch "
-                  "--resume THREAD_ID", file=sys.stderr, flush=True)  # fmt: skip
+        await asyncio.gather(*running.values(), return_exceptions=True)
+        for thread in running:
+            print(f"deskresearch ui: stopped a running research; it is saved in "
+                  f"{self.engine.where}: resume it in the page, or with "
+                  f"{self.session.resume_command(thread)}", file=sys.stderr, flush=True)  # fmt: skip
         await self.session.__aexit__(None, None, None)
 
     # ---- asking ---------------------------------------------------------------------------

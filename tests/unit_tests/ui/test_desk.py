@@ -15,7 +15,7 @@ def desk_on(tmp_path: Path, **environ: str) -> Desk:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DESKRESEARCH_")} | environ
 
     def sources(page: dict[str, Any]) -> Sources:
-        return Sources(caller=page, caller_name="the page", environ=env, locked=True,
+        return Sources(caller=page, caller_name="the page", environ=env,
                        defaults={"output_dir": str(tmp_path / "reports"),
                                  "checkpoints": str(tmp_path / "runs.sqlite")})  # fmt: skip
 
