@@ -11,6 +11,8 @@ Every wait is for a state (a selector, a request in the web's log), never for a 
 from __future__ import annotations
 
 import json
+import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -255,6 +257,57 @@ def test_a_research_cancelled_in_the_page_resumes_on_the_command_line(
     page.wait_for_selector(f'#runs a[data-thread="{thread}"][data-status="ok"]')
     page.frame_locator("#report").locator("#report").wait_for()
     assert page.inner_text("#run-status").startswith("Report ready")
+    page.close()
+
+
+def test_a_research_interrupted_on_the_command_line_resumes_in_the_page(
+    context: BrowserContext, desk: Desk, web: FakeWeb
+) -> None:
+    command = [sys.executable, "-m", "deskresearch", "Solar panels on balconies",
+               "-o", str(desk.reports), "--progress", "plain"]  # fmt: skip
+    with subprocess.Popen(command, env=desk.cli_env(web), stderr=subprocess.PIPE,
+                          stdout=subprocess.DEVNULL, text=True) as cli:  # fmt: skip
+        assert cli.stderr is not None
+        said = ""
+        for line in cli.stderr:
+            said += line
+            if "[read_page] finished" in line:  # a state: a page of the run is saved
+                web.hold()  # nothing answers now: the signal lands mid-run
+                cli.send_signal(signal.SIGINT)
+                break
+        said += cli.stderr.read()
+        code = cli.wait(timeout=60)
+        web.release()
+    thread = re.search(r"--resume ([\w-]+)", said)
+    assert code == 130 and thread, said
+    page = opened(context, desk, f"#run/{thread[1]}").page
+    page.wait_for_selector("#resume:not([hidden])")
+    assert page.get_attribute("#run-status", "data-state") == "unfinished"
+    page.click("#resume")
+    page.wait_for_selector("#run-status[data-state=done]", timeout=RUN_S)
+    page.wait_for_selector(f'#runs a[data-thread="{thread[1]}"][data-status="ok"]')
+    page.close()
+
+
+def test_deleting_asks_first_then_removes_the_run_and_its_files(
+    context: BrowserContext, desk: Desk
+) -> None:
+    page = opened(context, desk).page
+    thread = ask(page, "Rainwater harvesting in cities")
+    page.wait_for_selector("#run-status[data-state=done]", timeout=RUN_S)
+    [result] = [p for p in desk.reports.glob("*.json")
+                if json.loads(p.read_text(encoding="utf-8"))["thread_id"] == thread]  # fmt: skip
+    own = sorted(desk.reports.glob(f"{result.stem}.*"))
+    assert [f.suffix for f in own] == [".html", ".json", ".md"]
+    page.click("#delete")
+    assert page.is_visible("#confirm") and "cannot be undone" in page.inner_text("#confirm")
+    page.click("#confirm-keep")  # changed their mind
+    assert not page.is_visible("#confirm") and thread in threads(desk.store)
+    page.click("#delete")
+    page.click("#confirm-delete")
+    page.wait_for_url(f"{desk.base}/#")
+    page.wait_for_selector(f'#runs a[data-thread="{thread}"]', state="detached")
+    assert thread not in threads(desk.store) and not any(f.exists() for f in own)
     page.close()
 
 
