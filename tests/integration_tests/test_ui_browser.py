@@ -3,7 +3,8 @@
 One ``deskresearch ui`` process (started as a user starts it, stopped with Ctrl-C) and one
 browser serve the whole module: a question asked and watched while the web is held mid-run,
 its report read with its evidence and compared with the command line's for the same question,
-the list reopened, a run cancelled and resumed (in the page, and on the command line), bad
+the list reopened, a run cancelled and resumed (in the page, and on the command line), one
+interrupted on the command line resumed in the page, one deleted after a confirmation, bad
 input named at its field with nothing spent or saved, and requests from elsewhere refused.
 Every wait is for a state (a selector, a request in the web's log), never for a time.
 """

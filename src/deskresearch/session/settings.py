@@ -246,6 +246,19 @@ def check_rules(
             Deployment(lock.overridable, settings=context_from(base)).check(asked)
 
 
+def caller_field(message: str, settings: Mapping[str, Given]) -> str:
+    """Which of the caller's values a pre-flight message is about ("": none of them).
+
+    The one whose origin it names ("from the page's language"), else the one it names as
+    ``name=value`` (as the locks and ``problems`` do): a form shows it at that field.
+    """
+    given = [name for name, g in settings.items() if g.kind == "caller"]
+    for name in given:
+        if settings[name].origin in message:
+            return name
+    return next((name for name in given if f"{name}=" in message), "")
+
+
 def origins(settings: Mapping[str, Given]) -> dict[str, str]:
     """Where each setting and place came from, for the pre-flight's messages."""
     return {name: g.origin for name, g in settings.items()}

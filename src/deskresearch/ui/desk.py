@@ -32,6 +32,7 @@ from deskresearch.session.settings import (
     PLACES,
     Settings,
     Sources,
+    caller_field,
     check_rules,
     context_from,
     gather,
@@ -39,7 +40,7 @@ from deskresearch.session.settings import (
 )
 from deskresearch.session.style import error_line
 from deskresearch.session.tracker import Tracker, event_line
-from deskresearch.ui.form import SETTINGS, Problem, field_of, problem_of
+from deskresearch.ui.form import SETTINGS, Problem, problem_of
 from deskresearch.ui.jobs import Changes, Job, Watched
 
 PAGE = "the page"
@@ -135,7 +136,7 @@ class Desk:
             try:
                 check_rules(settings, context_from(settings), reviewer=False, locked=True)
             except ConfigError as exc:
-                found.append(Problem(field_of(str(exc), settings), str(exc), ""))
+                found.append(Problem(caller_field(str(exc), settings), str(exc), ""))
         return settings, found
 
     async def start(self, topic: str, form: Mapping[str, Any]) -> Job:
@@ -165,7 +166,7 @@ class Desk:
         try:
             plan: Plan = await admission
         except DeskResearchError as exc:
-            field = field_of(str(exc), settings)
+            field = caller_field(str(exc), settings)
             status = 422 if isinstance(exc, ConfigError) else 502  # a server does not answer
             found = [Problem(field, error_line(exc)[1], "")] if field else []
             raise Refusal(status, error_line(exc)[1], found) from None

@@ -57,19 +57,6 @@ def problem_of(found: SettingProblem) -> Problem:
     return Problem(found.name, found.message, "" if found.value is None else str(found.value))
 
 
-def field_of(message: str, settings: Mapping[str, Given]) -> str:
-    """The form's field a pre-flight message is about ("": none of the page's).
-
-    The one whose origin it names ("from the page's language"), else the one it names as
-    ``name=value`` (as the locks and the settings' problems do).
-    """
-    given = [name for name, g in settings.items() if g.kind == "caller"]
-    for name in given:
-        if settings[name].origin in message:
-            return name
-    return next((name for name in given if f"{name}=" in message), "")
-
-
 def form(settings: Mapping[str, Given]) -> dict[str, Any]:
     """The form's fields with the values a run here would use, and a warning if one is bad."""
     warning = ""

@@ -4,11 +4,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from deskresearch.session.settings import Given, Sources
+from deskresearch.session.settings import Sources
 from deskresearch.ui.desk import Desk
-from deskresearch.ui.form import field_of, form
+from deskresearch.ui.form import form
 
 
 def desk_on(tmp_path: Path, **environ: str) -> Desk:
@@ -59,15 +57,3 @@ def test_the_form_shows_the_deployment_s_values_and_where_they_come_from(tmp_pat
     assert fields["language"]["value"] == "en-us" and fields["language"]["origin"] == "the default"
     bad = form(desk_on(tmp_path, DESKRESEARCH_MAX_ROUNDS="99").check(None, {})[0])
     assert "DESKRESEARCH_MAX_ROUNDS" in bad["warning"]
-
-
-@pytest.mark.parametrize(("message", "field"), [
-    ("language 'Elvish' (from the page's language) names no language", "language"),
-    ("the model endpoint http://x does not answer", ""),
-])  # fmt: skip
-def test_a_pre_flight_message_belongs_to_the_field_whose_origin_it_names(
-    message: str, field: str
-) -> None:
-    settings = {"language": Given("Elvish", "the page's language", "", "caller"),
-                "max_rounds": Given(2, "the default (2)", "", "default")}  # fmt: skip
-    assert field_of(message, settings) == field
