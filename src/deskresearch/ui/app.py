@@ -175,18 +175,19 @@ async def _text(desk: Desk, thread: str, fmt: str) -> tuple[str, str]:
     if fmt in files:
         return files[fmt].read_text(encoding="utf-8"), files[fmt].name
     values = await desk.result(thread)
-    if not finished(values) or fmt == "json":
-        raise Refusal(404, "this research has no report yet" if not finished(values) else
-                      "its result file is gone: resume the run to write it again")  # fmt: skip
+    if not finished(values):
+        raise Refusal(404, "this research has no report yet")
+    if fmt == "json":
+        again = desk.session.resume_command(thread)
+        raise Refusal(404, f"its result file is not in its folder: {again} writes it again")
     stem = Path(files["json"]).stem if "json" in files else "report"
     if fmt == "md":
         return str(values.get("report") or ""), f"{stem}.md"
     from deskresearch.report.html import render_html
 
     language = str((values.get("settings") or {}).get("language") or "en-us")
-    return render_html(
-        values, topic=str(values.get("topic") or ""), language=language
-    ), f"{stem}.html"
+    page = render_html(values, topic=str(values.get("topic") or ""), language=language)
+    return page, f"{stem}.html"
 
 
 async def report(desk: Desk, request: Request) -> Response:
