@@ -94,7 +94,9 @@ def hosts_for(bind: str, port: int) -> frozenset[str]:
             pass
     else:
         names.add(bind)
-    return frozenset(f"{bracketed(n).lower()}:{port}" for n in names)
+    hosts = {f"{bracketed(n).lower()}:{port}" for n in names}
+    # A browser leaves out the default port.
+    return frozenset(hosts | ({bracketed(n).lower() for n in names} if port == 80 else set()))
 
 
 def refusal(policy: Policy, method: str, headers: Mapping[str, str]) -> str:

@@ -52,6 +52,7 @@ def test_a_server_on_every_interface_answers_to_the_machine_s_names_and_loopback
     assert {f"127.0.0.1:{PORT}", f"localhost:{PORT}", f"[::1]:{PORT}"} <= hosts
     assert len(hosts) > 3  # the machine's own name too
     assert hosts_for("::1", PORT) >= {f"[::1]:{PORT}"}
+    assert "localhost" in hosts_for("127.0.0.1", 80) and "localhost" not in hosts
 
 
 def test_the_link_s_key_becomes_a_strict_cookie_and_every_response_forbids_outside_loads() -> None:
