@@ -1,7 +1,7 @@
 """The ``deskresearch`` command (and ``python -m deskresearch``): dispatch, then leave at once.
 
 ``deskresearch TOPIC`` and ``--resume`` are the command line's (deskresearch.cli); ``runs``,
-``batch`` and ``mcp`` are commands of their own, each imported only when used. This is the one
+``batch``, ``mcp`` and ``ui`` are commands of their own, each imported only when used. This is the one
 module above every entry point, so it may import each of them; they never import each other.
 """
 
@@ -33,10 +33,17 @@ def _mcp() -> Callable[[list[str]], int]:
     return main
 
 
+def _ui() -> Callable[[list[str]], int]:
+    from deskresearch.ui.command import main
+
+    return main
+
+
 COMMANDS: dict[str, Callable[[], Callable[[list[str]], int]]] = {
     "runs": _runs,
     "batch": _batch,
     "mcp": _mcp,
+    "ui": _ui,
 }  # a topic that is also a command's name: deskresearch -- runs
 
 

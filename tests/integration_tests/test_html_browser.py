@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Request
+from playwright.sync_api import Browser
 
 from tests.support import browser
+from tests.support.browser import Watched
 from tests.support.fake_model import REPORT
 from tests.support.loopback import serve
 from tests.support.runs import loopback_env
@@ -60,25 +61,6 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
 def chromium() -> Iterator[Browser]:
     with browser.chromium() as b:
         yield b
-
-
-class Watched:
-    """A page with every request and console error it caused."""
-
-    def __init__(self, page: Page) -> None:
-        self.page = page
-        self.requests: list[str] = []
-        self.errors: list[str] = []
-        page.on("request", lambda r: self._request(r))
-        page.on("console", lambda m: self._console(m))
-        page.on("pageerror", lambda e: self.errors.append(str(e)))
-
-    def _request(self, request: Request) -> None:
-        self.requests.append(request.url)
-
-    def _console(self, message: ConsoleMessage) -> None:
-        if message.type in ("error", "warning"):
-            self.errors.append(message.text)
 
 
 @pytest.fixture

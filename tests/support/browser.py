@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, Request, sync_playwright
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 MISSING = (
@@ -43,3 +43,22 @@ def chromium() -> Iterator[Browser]:
             yield browser
         finally:
             browser.close()
+
+
+class Watched:
+    """A page with every request it (and its frames) made, and every console error."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        page.on("request", lambda r: self._request(r))
+        page.on("console", lambda m: self._console(m))
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def _request(self, request: Request) -> None:
+        self.requests.append(request.url)
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type in ("error", "warning"):
+            self.errors.append(message.text)

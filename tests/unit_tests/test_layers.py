@@ -20,7 +20,12 @@ PACKAGE = ROOT / "src" / "deskresearch"
 LAYERS: list[list[str]] = [
     ["deskresearch"],  # the public API (__init__) re-exports from below
     ["deskresearch.__main__"],
-    ["deskresearch.cli", "deskresearch.batch", "deskresearch.mcp"],  # the entry points
+    [
+        "deskresearch.cli",
+        "deskresearch.batch",
+        "deskresearch.mcp",
+        "deskresearch.ui",
+    ],  # entry points
     ["deskresearch.session"],  # the one way every entry point runs a research
     ["deskresearch.graph", "deskresearch.tool", "deskresearch.resume_fix"],
     ["deskresearch.nodes"],

@@ -1,7 +1,7 @@
 """The ``deskresearch`` command: parse, dispatch, and leave at once when done.
 
 ``deskresearch TOPIC`` researches (deskresearch.cli.research); the other commands (``runs``,
-``batch``, ``mcp``) are dispatched by ``deskresearch.__main__``. This module imports nothing heavy, so
+``batch``, ``mcp``, ``ui``) are dispatched by ``deskresearch.__main__``. This module imports nothing heavy, so
 ``--help`` and ``--version`` answer in a few hundredths of a second: the research path imports
 LangGraph and the model client only once the arguments are known.
 Exit codes by kind (session.style): 0 report written, 2 usage, 3 a setting or path, 4 a server
@@ -36,6 +36,7 @@ COMMANDS = {
     "runs": "list earlier runs: topic, date, status, thread id, files",
     "batch": "research many topics from a file: here, on Ray, on a server",
     "mcp": "serve the research tool to MCP clients (stdio)",
+    "ui": "a research desk in your browser: ask, watch, read, come back",
 }
 
 EXAMPLES = (
@@ -48,6 +49,7 @@ examples:
   deskresearch "topic" --review            pause after ranking to drop pages
   deskresearch runs                        earlier runs and their thread ids
   deskresearch mcp -o ~/reports            the research tool for Claude Desktop & co.
+  deskresearch ui                          the same in your browser (127.0.0.1 only)
   deskresearch --resume 3f2c9a...          continue an interrupted run
 
 commands:

@@ -94,28 +94,19 @@ class LiveView(QuietView):
             table.add_column(justify=justify, no_wrap=True)
         table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)  # details: one line each
         table.add_column(justify="right", no_wrap=True)
-        now = t.elapsed()
-        for line in t.lines:
-            st, status = t.state[line.label], t.status(line.label)
-            if status == "pending":
-                continue
-            mark: Any = Text("✓", style="green") if status == "done" else Spinner("dots")
-            count = f"{st.finished}/{st.started}" if line.counted else ""
+        for row in t.rows():
+            mark: Any = Text("✓", style="green") if row.done else Spinner("dots")
+            count = f"{row.finished}/{row.started}" if row.counted else ""
             bar: Any = (
-                ProgressBar(total=max(st.started, 1), completed=st.finished, width=16)
-                if line.counted
+                ProgressBar(total=max(row.started, 1), completed=row.finished, width=16)
+                if row.counted
                 else ""
             )
-            notes = ", ".join(
-                f"{n} {w}" for w, n in list(st.notes.items()) if n
-            )  # a copy: see _busy
-            extra = "; ".join(p for p in (notes, st.detail) if p)
-            end = st.last if status == "done" and st.last is not None else now
-            took = f"{end - (st.first or 0.0):.1f}s"
-            table.add_row(mark, line.label, count, bar, Text(extra, style="dim"), took)
+            took = f"{row.seconds:.1f}s"
+            table.add_row(mark, row.label, count, bar, Text(row.extra, style="dim"), took)
         tokens_in, tokens_out = t.tokens()
         footer = Text(
-            f"elapsed {now:.1f}s · tokens {tokens_in:,} in / {tokens_out:,} out · {t.cost()}",
+            f"elapsed {t.elapsed():.1f}s · tokens {tokens_in:,} in / {tokens_out:,} out · {t.cost()}",
             style="bold",
         )
         return Panel(Group(table, footer), title=self.title, title_align="left")

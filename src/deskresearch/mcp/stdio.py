@@ -16,7 +16,6 @@ are written like the CLI's: ``<slug>.md`` and ``<slug>.json`` in ``--output-dir`
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,8 +25,14 @@ from platformdirs import user_data_dir
 
 from deskresearch.errors import ConfigError
 from deskresearch.services.storage.checkpoints import CHECKPOINTS_ENV, default_location
-from deskresearch.session.options import FORMATS, add_setting_options, given_settings
-from deskresearch.session.settings import Sources, check_rules, context_from, gather
+from deskresearch.session.options import FORMATS, add_setting_options
+from deskresearch.session.settings import (
+    Sources,
+    check_rules,
+    context_from,
+    gather,
+    per_caller,
+)
 from deskresearch.session.style import EXIT_CONFIG, EXIT_OK, CommandParser
 
 # A client starts the server in a folder of its choosing (often / or $HOME): not "reports".
@@ -71,14 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def sources_for(ns: argparse.Namespace) -> Callable[[dict[str, Any]], Sources]:
     """A call's settings (the tool's arguments) → where the run's settings come from."""
-    flags = {**given_settings(vars(ns)), "output_dir": ns.output_dir, "checkpoints": ns.checkpoints}
     defaults = {"output_dir": DEFAULT_OUTPUT, "checkpoints": default_location()}
-
-    def sources(call: dict[str, Any]) -> Sources:
-        return Sources(caller=call, caller_name="the tool call", flags=flags, config=ns.config,
-                       environ=os.environ, defaults=defaults)  # fmt: skip
-
-    return sources
+    return per_caller(vars(ns), "the tool call", defaults=defaults)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

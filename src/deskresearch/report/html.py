@@ -89,7 +89,12 @@ def references_html(sources: Sequence[Mapping[str, Any]]) -> str:
         sid, url = int(s["id"]), str(s.get("url") or "")
         title = escape(inert_label(str(s.get("title") or "")) or url)  # the page's words only
         href = safe_href(url)
-        head = f'<a href="{href}" rel="noopener noreferrer">{title}</a>' if href else title
+        # A new tab: the reader keeps the report (and its frame, in the page of deskresearch ui).
+        head = (
+            f'<a href="{href}" target="_blank" rel="noopener noreferrer">{title}</a>'
+            if href
+            else title
+        )
         meta = [escape(label) for k in ("site",) if (label := inert_label(str(s.get(k) or "")))]
         if published := inert_label(str(s.get("published") or "")):
             meta.append(f"published {escape(published)}")

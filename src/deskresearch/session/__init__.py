@@ -12,13 +12,15 @@ The API, as an entry point (or the web UI) uses it::
     sources = Sources(caller=form, caller_name="the page", defaults={"output_dir": folder})
     settings = gather(sources)                      # name → Given(value, origin, fix, kind)
     problems(settings, topic=topic)                 # per field, before anything is spent
+    caller_field(message, settings)                 # a pre-flight message's field in a form
     async with Session(entry=Entry("the page", reviewer=True), store=settings["checkpoints"],
                        files=ReportFiles(settings["output_dir"], "md+html"),
                        reviewer=ask_the_page) as session:
         plan = await session.start(topic, settings)  # pre-flight: local, then network
         outcome = await session.run(plan, on_event=send_to_the_page)  # cancel the task: stop
+        tracker.rows()                               # the panel's lines (pass tracker= to run)
         plan = await session.resume(thread_id, sources)  # the same path, with saved values
-        rows = await session.runs(limit=50)          # topic, status, thread id, files
+        rows = await session.runs(limit=50)          # topic, status, date, tokens, cost, files
         await session.delete(thread_id)              # the thread and its files
 
 - ``settings``: ``Sources`` (the caller's per-run values > flags > config file > the saved run

@@ -72,13 +72,23 @@ class LocalGraph:
 
     @property
     def opened(self) -> bool:
-        """Whether the store is open (the graph built on it)."""
-        return self._graph is not None
+        """Whether the store is open (by a run, or to list the runs)."""
+        return self._saver is not None
 
     def exists(self) -> bool:
         """Whether the store holds anything yet (a SQLite file that is not there holds nothing)."""
         path = self.location.removeprefix("sqlite:///")
         return "://" in path or path == "memory" or Path(path).expanduser().exists()
+
+    async def _open(self) -> Any:
+        if self._saver is None:  # the caller holds the lock
+            self._saver = await self._stack.enter_async_context(open_checkpointer(self.location))
+        return self._saver
+
+    async def checkpointer(self) -> Any:
+        """The store, opened at the first call; listing runs needs no graph (nor its imports)."""
+        async with self._lock:
+            return await self._open()
 
     async def graph(self) -> Any:
         """The session's graph, on the store (both opened at the first call)."""
@@ -86,11 +96,8 @@ class LocalGraph:
             if self._graph is None:
                 from deskresearch.graph import MAX_CONCURRENCY, build_graph
 
-                self._saver = await self._stack.enter_async_context(
-                    open_checkpointer(self.location)
-                )
                 self._graph = build_graph(
-                    checkpointer=self._saver,
+                    checkpointer=await self._open(),
                     max_concurrency=self.max_concurrency or MAX_CONCURRENCY,
                     **self.services,
                 )
@@ -103,7 +110,7 @@ class LocalGraph:
     async def close(self) -> None:
         """Close the store."""
         await self._stack.aclose()
-        self._graph = None
+        self._graph = self._saver = None
 
     async def saved(self, thread: str) -> dict[str, Any]:
         """The thread's saved state ({} when it has none; a missing SQLite file is not made)."""
@@ -138,27 +145,28 @@ class LocalGraph:
         """The runs of the store, newest first, with the files each wrote (its folder, or this)."""
         if not self.exists():
             return []
-        await self.graph()
-        rows = await list_runs(self._saver, limit)
+        rows = await list_runs(await self.checkpointer(), limit)
         attach_files(rows, folder)
         return rows
 
     async def folder(self, thread: str) -> str:
         """Where the run recorded its files go (its -o), "" when it did not say."""
-        state = await (await self.graph()).aget_state({"configurable": {"thread_id": thread}})
-        return str((state.metadata or {}).get(OUTPUT_DIR_KEY) or "")
+        saved = await (await self.checkpointer()).aget_tuple(
+            {"configurable": {"thread_id": thread}}
+        )
+        return str(((saved.metadata if saved else None) or {}).get(OUTPUT_DIR_KEY) or "")
 
-    async def delete(self, thread: str, folder: Path | None = None) -> list[str]:
-        """Delete the thread, every checkpoint of it, and its files; the files removed.
-
-        The files are found by thread id in ``folder`` and in the folder the run recorded.
-        """
+    async def files(self, thread: str, folder: Path | None = None) -> list[str]:
+        """The files the run wrote, found by thread id in ``folder`` and in the one it recorded."""
         folders = {folder} if folder else set()
         folders |= {Path(f) for f in [await self.folder(thread)] if f}
-        files = {f for place in folders for f in documents(place).get(thread, [])}
-        await self.graph()
-        await self._saver.adelete_thread(thread)
-        return remove(sorted(files))
+        return sorted({f for place in folders for f in documents(place).get(thread, [])})
+
+    async def delete(self, thread: str, folder: Path | None = None) -> list[str]:
+        """Delete the thread, every checkpoint of it, and its files (``files``); those removed."""
+        files = await self.files(thread, folder)
+        await (await self.checkpointer()).adelete_thread(thread)
+        return remove(files)
 
     def resumable(self) -> bool:
         """Whether a run here can be continued later (not in memory)."""

@@ -163,7 +163,7 @@ class Session:
 
     @property
     def engine_open(self) -> bool:
-        """The local store is open (a run of this session opened it)."""
+        """The local store is open (a run, or a listing, of this session opened it)."""
         return isinstance(self.engine, LocalGraph) and self.engine.opened
 
     async def _reach(self, plan: Plan) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from deskresearch.config.context import Context, Problem, problems_in
 from deskresearch.config.deployment import Deployment
 from deskresearch.errors import ConfigError
 from deskresearch.services.storage.checkpoints import CHECKPOINTS_ENV
-from deskresearch.session.options import OPTIONS
+from deskresearch.session.options import OPTIONS, given_settings
 from deskresearch.text.clean import clean_topic
 
 PLACES = ("output_dir", "checkpoints", "review")  # the run's own, not Context's
@@ -74,6 +74,25 @@ class Sources:
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     defaults: Mapping[str, Any] = field(default_factory=dict)
     locked: bool = False
+
+
+def per_caller(
+    values: Mapping[str, Any], caller_name: str, *, defaults: Mapping[str, Any]
+) -> Callable[[dict[str, Any]], Sources]:
+    """A serving command's parsed arguments → a caller's values → where a run's settings come from.
+
+    For a command that runs research for callers (``mcp``'s tool calls, ``ui``'s page): the
+    caller's values over the command's setting flags, ``--checkpoints``, ``-o``, its ``--config``
+    file, the environment and ``defaults``: the command is the deployment.
+    """
+    flags = {**given_settings(dict(values)), "output_dir": values.get("output_dir"),
+             "checkpoints": values.get("checkpoints")}  # fmt: skip
+
+    def sources(caller: dict[str, Any]) -> Sources:
+        return Sources(caller=caller, caller_name=caller_name, flags=flags,
+                       config=values.get("config"), environ=os.environ, defaults=defaults)  # fmt: skip
+
+    return sources
 
 
 def read_config(path: str) -> dict[str, Any]:
@@ -225,6 +244,19 @@ def check_rules(
             base = {n: g for n, g in settings.items() if n not in asked}
             lock = Deployment.from_env()  # DESKRESEARCH_OVERRIDABLE opens some to callers
             Deployment(lock.overridable, settings=context_from(base)).check(asked)
+
+
+def caller_field(message: str, settings: Mapping[str, Given]) -> str:
+    """Which of the caller's values a pre-flight message is about ("": none of them).
+
+    The one whose origin it names ("from the page's language"), else the one it names as
+    ``name=value`` (as the locks and ``problems`` do): a form shows it at that field.
+    """
+    given = [name for name, g in settings.items() if g.kind == "caller"]
+    for name in given:
+        if settings[name].origin in message:
+            return name
+    return next((name for name in given if f"{name}=" in message), "")
 
 
 def origins(settings: Mapping[str, Given]) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """The runs of a checkpoint store: listed newest first, read, deleted.
 
 Each run is a thread in the store: its input checkpoint gives the topic and start time, its
-latest checkpoint whether it finished (and how), failed, stopped part-way or awaits a review.
+latest checkpoint whether it finished (and how), failed, stopped part-way or awaits a review,
+and the tokens it has spent so far with their estimated cost.
 Files are found by thread id in the output folder (each JSON document records its thread), in
 the folder the run recorded with its checkpoints, or in the one asked.
 """
@@ -12,8 +13,10 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from deskresearch.config.pricing import estimate
+from deskresearch.records import Usage
 from deskresearch.report.outcome import finished
 from deskresearch.resume_fix import is_cancellation
 from deskresearch.services.storage.checkpoints import describe
@@ -47,6 +50,8 @@ class RunRow:
     status: str  # ok, insufficient_evidence, unfinished, failed, awaiting review
     files: list[str] = field(default_factory=list)
     folder: str = ""  # where the run's files were written (its -o), when it says
+    tokens: int = 0  # input and output tokens spent so far
+    cost_usd: float | None = 0.0  # their estimated cost; None: a model has no known price
 
 
 def _status(values: dict[str, Any], writes: Sequence[Any]) -> str:
@@ -79,7 +84,11 @@ async def list_runs(saver: BaseCheckpointSaver[str], limit: int) -> list[RunRow]
         topic = values.get("topic") or (start.get("topic") if isinstance(start, dict) else "")
         folder = str((latest.metadata or {}).get(OUTPUT_DIR_KEY) or "") if latest else ""
         status = _status(values, writes)
-        rows.append(RunRow(thread, tup.checkpoint["ts"], str(topic or ""), status, [], folder))
+        usage = cast(list[Usage], [u for u in values.get("usage") or [] if isinstance(u, dict)])
+        usd, unpriced = estimate(usage)
+        tokens = sum(int(u.get("input_tokens", 0)) + int(u.get("output_tokens", 0)) for u in usage)
+        rows.append(RunRow(thread, tup.checkpoint["ts"], str(topic or ""), status, [], folder,
+                           tokens, None if unpriced else round(usd, 6)))  # fmt: skip
     return rows
 
 

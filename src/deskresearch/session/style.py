@@ -15,7 +15,7 @@ import sys
 import traceback
 from typing import NoReturn
 
-__all__ = ["CommandParser", "report"]
+__all__ = ["CommandParser", "error_line", "report"]
 
 EXIT_OK = 0  # a report was written
 EXIT_ERROR = 1  # a bug: the line says so, --debug shows the traceback
@@ -54,22 +54,28 @@ class CommandParser(argparse.ArgumentParser):
         )
 
 
-def report(exc: BaseException, *, debug: bool = False, prog: str = "deskresearch") -> int:
-    """Print ``exc`` as the one error line (its traceback first with ``debug``); return the code."""
+def error_line(
+    exc: BaseException, bug: str = "run again with --debug and report the traceback"
+) -> tuple[int, str]:
+    """The exit code for ``exc`` and its one line: ours say the cause and the fix; a bug says so.
+
+    ``bug``: what to do about an internal error (where its traceback is to be found).
+    """
     from deskresearch.errors import ConfigError, ServiceError
 
-    if debug:
-        traceback.print_exception(exc, file=sys.stderr)
     text = " ".join(str(exc).split())
     if isinstance(exc, ConfigError):
-        code = EXIT_CONFIG
-    elif isinstance(exc, ServiceError):
-        code = EXIT_PROVIDER
-    else:
-        code = EXIT_ERROR
-        name = type(exc).__name__
-        text = (
-            f"{text or name} (an internal error: run again with --debug and report the traceback)"
-        )
+        return EXIT_CONFIG, text
+    if isinstance(exc, ServiceError):
+        return EXIT_PROVIDER, text
+    name = type(exc).__name__
+    return EXIT_ERROR, (f"{text or name} (an internal error: {bug})")
+
+
+def report(exc: BaseException, *, debug: bool = False, prog: str = "deskresearch") -> int:
+    """Print ``exc`` as the one error line (its traceback first with ``debug``); return the code."""
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    code, text = error_line(exc)
     print(f"{prog}: error: {text}", file=sys.stderr)
     return code

@@ -4,8 +4,9 @@ Two streams feed it. LangGraph's ``tasks`` stream says when each node starts and
 stage's "k of n" is tasks finished of tasks started, whatever the stage), and the ``custom``
 stream carries our progress events (``{"stage", "event", ...}``, see deskresearch.progress) for
 details such as pages that failed. The CLI's panel (and any other view) is driven by LINES: a
-new stage is one line there. ``event_line`` is one event in words: the CLI's plain view prints
-it, ``deskresearch mcp`` sends it as a progress notification.
+new stage is one line there, and ``Tracker.rows`` says what each line shows (the panel draws
+them, the web page sends them). ``event_line`` is one event in words: the CLI's plain view
+prints it, ``deskresearch mcp`` sends it as a progress notification.
 """
 
 from __future__ import annotations
@@ -149,6 +150,19 @@ LINES: tuple[Line, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Row:
+    """What one line of the panel shows now (a line not reached yet has none)."""
+
+    label: str
+    done: bool  # False: still running
+    finished: int
+    started: int
+    counted: bool  # show finished / started
+    extra: str  # its notes ("2 failed") and its detail, "; " between
+    seconds: float  # from its first event to its last (to now while it runs)
+
+
 @dataclass
 class LineState:
     """What one line has seen so far."""
@@ -263,6 +277,20 @@ class Tracker:
         # The live view's refresh thread reads while the stream adds tasks: iterate a copy
         # (list() of a dict's values runs without releasing the GIL).
         return any(name in stages for name, _ in list(self._running.values()))
+
+    def rows(self) -> list[Row]:
+        """The panel's lines as they stand, in order, those not reached yet left out."""
+        now, rows = self.elapsed(), []
+        for line in self.lines:
+            st, status = self.state[line.label], self.status(line.label)
+            if status == "pending":
+                continue
+            notes = ", ".join(f"{n} {w}" for w, n in list(st.notes.items()) if n)  # see _busy
+            end = st.last if status == "done" and st.last is not None else now
+            rows.append(Row(line.label, status == "done", st.finished, st.started, line.counted,
+                            "; ".join(p for p in (notes, st.detail) if p),
+                            end - (st.first or 0.0)))  # fmt: skip
+        return rows
 
     def stage_timings(self) -> dict[str, StageClock]:
         """Per node: tasks run, first start and last end (seconds from the start), busy time."""

@@ -12,8 +12,10 @@ from deskresearch.errors import ConfigError
 from deskresearch.session.options import OPTIONS, from_context
 from deskresearch.session.settings import (
     PLACES,
+    Given,
     Settings,
     Sources,
+    caller_field,
     check_rules,
     context_from,
     gather,
@@ -185,3 +187,18 @@ def test_an_empty_domain_flag_is_a_mistake_the_cli_names(flag: str, value: str) 
     assert settings(env={"DESKRESEARCH_EXCLUDE_DOMAINS": ""})["exclude_domains"] == "", (
         "empty in the environment or a file means none, as the default"
     )
+
+
+@pytest.mark.parametrize(("message", "field"), [
+    ("language 'Elvish' (from the page's language) names no language", "language"),
+    ("this server does not let a run change base_url='http://x/v1': ...", "base_url"),
+    ("the model endpoint http://x does not answer", ""),
+    ("max_rounds=3 from the default (2): ...", ""),  # not the caller's value
+])  # fmt: skip
+def test_a_pre_flight_message_belongs_to_the_caller_s_field_it_names(
+    message: str, field: str
+) -> None:
+    settings = {"language": Given("Elvish", "the page's language", "", "caller"),
+                "base_url": Given("http://x/v1", "the page's base_url", "", "caller"),
+                "max_rounds": Given(2, "the default (2)", "", "default")}  # fmt: skip
+    assert caller_field(message, settings) == field

@@ -38,3 +38,23 @@ async def test_a_cancelled_task_leaves_a_run_unfinished_and_an_error_fails_it(
     assert rows["cancelled"].status == "unfinished"
     assert rows["broken"].status == "failed"
     assert rows["cancelled"].topic == "topic cancelled"
+
+
+async def test_a_run_lists_the_tokens_it_spent_and_their_cost_unknown_for_an_unpriced_model(
+    tmp_path: Path,
+) -> None:
+    location = str(tmp_path / "runs.sqlite")
+
+    def row(model: str) -> dict[str, object]:
+        return {"stage": "write_report", "model": model, "input_tokens": 1_000_000,
+                "output_tokens": 100_000, "calls": 1}  # fmt: skip
+
+    async with open_checkpointer(location) as saver:
+        for thread, usage in (("priced", [row("gpt-4o")]), ("local", [row("llama3.1")])):
+            checkpoint = empty_checkpoint()
+            checkpoint["channel_values"] = {"__start__": {"topic": thread}, "usage": usage}
+            await saver.aput({"configurable": {"thread_id": thread, "checkpoint_ns": ""}},
+                             checkpoint, {"source": "input", "step": -1, "parents": {}}, {})  # fmt: skip
+        rows = {r.thread_id: r for r in await list_runs(saver, 10)}
+    assert (rows["priced"].tokens, rows["priced"].cost_usd) == (1_100_000, 3.5)  # 2.50 + 1.00
+    assert (rows["local"].tokens, rows["local"].cost_usd) == (1_100_000, None)

@@ -121,3 +121,19 @@ def test_the_panel_says_how_many_origins_the_sources_are_and_what_weighing_found
         t.state["evidence weighed"].detail
         == "3 pairs compared: 1 disagreement, 0 changes over time"
     )
+
+
+def test_rows_show_the_lines_reached_with_counts_notes_and_details_in_panel_order() -> None:
+    t = Tracker()
+    t.custom({"stage": "generate_keywords", "event": "finished", "keywords": ["a", "b"]})
+    t.task(start("read_page", "r0"))
+    t.task(start("read_page", "r1"))
+    t.custom({"stage": "read_page", "event": "fallback", "url": "u", "reason": "timeout"})
+    t.task(end("read_page", "r0"))
+    rows = t.rows()
+    assert [r.label for r in rows] == ["keywords", "pages read"]  # nothing else reached yet
+    keywords, pages = rows
+    assert (keywords.done, keywords.counted, keywords.extra) == (True, False, "a, b")
+    assert (pages.done, pages.finished, pages.started, pages.extra) == (False, 1, 2, "1 failed")
+    t.ended = True
+    assert all(r.done for r in t.rows())

@@ -1,0 +1,341 @@
+// deskresearch ui: the page. Plain JavaScript, no build step, no library. Whatever comes from
+// the server is set as text, never as HTML; the report itself is the CLI's HTML page, shown in a
+// sandboxed frame. One event stream per tab (closed while the tab is hidden) brings the list's
+// changes and the watched run's progress.
+"use strict";
+
+const $ = (selector) => document.querySelector(selector);
+
+const STATUS = {
+  running: "running",
+  ok: "report ready",
+  insufficient_evidence: "no usable sources",
+  unfinished: "stopped, can resume",
+  failed: "failed, can resume",
+  "awaiting review": "awaiting review",
+};
+
+let current = null; // the research shown (its thread id), or null: the question form
+let source = null; // the event stream
+let shownAt = 0; // the version of the panel shown
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "text") node.textContent = value;
+    else if (key === "className" || key === "value" || key === "href") node[key] = value;
+    else node.setAttribute(key, value);
+  }
+  node.append(...children);
+  return node;
+}
+
+async function api(method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const type = response.headers.get("Content-Type") || "";
+  const data = type.includes("json") ? await response.json() : {};
+  if (!response.ok) {
+    const error = new Error(data.error || `${response.status} ${response.statusText}`);
+    error.problems = data.problems || [];
+    throw error;
+  }
+  return data;
+}
+
+// ---- ask ---------------------------------------------------------------------------------
+
+async function loadForm() {
+  const data = await api("GET", "/api/form");
+  const box = $("#fields");
+  box.replaceChildren();
+  for (const f of data.fields) {
+    const input = el("input", {
+      id: `f-${f.name}`, name: f.name, type: "text", value: String(f.value),
+      placeholder: f.placeholder, title: f.help, autocomplete: "off", spellcheck: "false",
+      "aria-describedby": `hint-${f.name} problem-${f.name}`,
+    });
+    if (f.kind === "number") input.setAttribute("inputmode", "numeric");
+    input.dataset.default = String(f.value);
+    input.addEventListener("change", checkFields);
+    const hint = f.origin.startsWith("the default") ? `default · ${f.flag}` : `from ${f.origin}`;
+    box.append(el("div", { className: "field" },
+      el("label", { for: `f-${f.name}`, text: f.label }), input,
+      el("small", { id: `hint-${f.name}`, className: "hint", text: hint }),
+      el("p", { id: `problem-${f.name}`, className: "problem", role: "alert" })));
+  }
+  $("#warning").textContent = data.warning;
+  $("#where").textContent = `runs: ${data.store} · reports: ${data.folder}`;
+}
+
+function settingsOf() {
+  const changed = {};
+  for (const input of document.querySelectorAll("#fields input")) {
+    if (input.value.trim() !== input.dataset.default) changed[input.name] = input.value.trim();
+  }
+  return changed;
+}
+
+function showProblems(problems, { fieldsOnly = false } = {}) {
+  for (const p of document.querySelectorAll("#ask .problem")) {
+    if (!fieldsOnly || p.id.startsWith("problem-") && p.id !== "problem-topic" && p.id !== "problem-") {
+      p.textContent = "";
+    }
+  }
+  for (const input of document.querySelectorAll("#ask [aria-invalid]")) {
+    if (!fieldsOnly || input.id !== "topic") input.removeAttribute("aria-invalid");
+  }
+  let first = null;
+  for (const problem of problems) {
+    const target = document.getElementById(`problem-${problem.field}`) || $("#problem-");
+    target.textContent = [target.textContent, problem.message].filter(Boolean).join(" ");
+    const input = problem.field === "topic" ? $("#topic") : document.getElementById(`f-${problem.field}`);
+    if (input) {
+      input.setAttribute("aria-invalid", "true");
+      if (input.id !== "topic") $("#settings").open = true;
+      first = first || input;
+    }
+  }
+  if (first && !fieldsOnly) first.focus();
+}
+
+async function checkFields() {
+  try {
+    const { problems } = await api("POST", "/api/check", { settings: settingsOf() });
+    showProblems(problems, { fieldsOnly: true });
+  } catch (error) {
+    $("#problem-").textContent = error.message;
+  }
+}
+
+async function ask(event) {
+  event.preventDefault();
+  const button = $("#go");
+  if (button.disabled) return;
+  button.disabled = true;
+  button.textContent = "Checking…";
+  showProblems([]);
+  try {
+    const body = { topic: $("#topic").value, settings: settingsOf() };
+    const { thread_id: thread } = await api("POST", "/api/runs", body);
+    $("#topic").value = "";
+    location.hash = `#run/${thread}`;
+  } catch (error) {
+    showProblems(error.problems.length ? error.problems : [{ field: "", message: error.message }]);
+  } finally {
+    button.disabled = false;
+    button.textContent = "Research";
+  }
+}
+
+// ---- come back: the list -------------------------------------------------------------------
+
+function when(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+}
+
+function costOf(row) {
+  if (row.status === "running") return "";
+  if (row.cost_usd === null) return ` · ${row.tokens.toLocaleString()} tokens, no price known`;
+  return ` · ≈ $${row.cost_usd.toFixed(4)}`;
+}
+
+async function loadRuns() {
+  try {
+    const rows = await api("GET", "/api/runs");
+    $("#runs").replaceChildren(...rows.map((row) => el("li", {},
+      el("a", { href: `#run/${row.thread_id}`, className: "run", "data-thread": row.thread_id, "data-status": row.status },
+        el("span", { className: "q", text: row.topic || "(no question)" }),
+        el("span", { className: "meta" },
+          el("span", { className: `badge s-${row.status.replace(/\W+/g, "-")}`, text: STATUS[row.status] || row.status }),
+          ` · ${when(row.started)}${costOf(row)}`)))));
+    $("#runs-empty").hidden = rows.length > 0;
+    $("#runs-problem").textContent = "";
+    markCurrent();
+  } catch (error) {
+    $("#runs-problem").textContent = error.message;
+  }
+}
+
+function markCurrent() {
+  for (const link of document.querySelectorAll("#runs a")) {
+    if (link.dataset.thread === current) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+// ---- watch and read ------------------------------------------------------------------------
+
+function resetRun() {
+  $("#run-topic").textContent = "";
+  $("#run-status").textContent = "";
+  $("#run-problem").textContent = "";
+  for (const id of ["#cancel", "#resume", "#delete", "#downloads", "#progress", "#report", "#resume-command"]) {
+    $(id).hidden = true;
+  }
+  $("#report").removeAttribute("src");
+  $("#progress").open = true;
+  delete $("#progress").dataset.state;
+  $("#cancel").disabled = false;
+  $("#resume").disabled = false;
+  shownAt = 0;
+}
+
+function describe(run) {
+  if (run.state === "running") return "Researching…";
+  if (run.state === "failed") return `Failed: ${run.error}`;
+  if (run.state === "cancelled") return "Cancelled. Every finished step is saved: resume it here or on the command line.";
+  if (run.state === "unfinished") return "Stopped before it finished. Every finished step is saved: resume it here or on the command line.";
+  if (run.status === "ok") return `Report ready${run.sources ? ` · ${run.sources} sources` : ""}`;
+  return `No report: ${run.reason}`;
+}
+
+function showRun(run) {
+  const running = run.state === "running";
+  $("#run-topic").textContent = run.topic;
+  $("#run-status").textContent = describe(run);
+  $("#run-status").dataset.state = run.state;
+  $("#cancel").hidden = !running;
+  $("#resume").hidden = running || run.state === "done";
+  $("#delete").hidden = running;
+  $("#resume-command").hidden = running || run.state === "done";
+  $("#resume-command code").textContent = run.resume;
+  if (run.rows) showPanel(run);
+  if (run.state === "done") showReport(run);
+}
+
+function showPanel(snap) {
+  if (snap.at < shownAt) return;
+  shownAt = snap.at;
+  $("#panel tbody").replaceChildren(...snap.rows.map((row) => el("tr", { className: row.done ? "done" : "running" },
+    el("td", { className: "mark" }, row.done ? "✓" : el("span", { className: "spin", "aria-label": "running" })),
+    el("td", { className: "label", text: row.label }),
+    el("td", { className: "count", text: row.counted ? `${row.finished}/${row.started}` : "" }),
+    el("td", { className: "bar" }, row.counted ? el("progress", { max: String(Math.max(row.started, 1)), value: String(row.finished) }) : ""),
+    el("td", { className: "extra", text: row.extra }),
+    el("td", { className: "took", text: `${row.seconds.toFixed(1)}s` }))));
+  const [tokensIn, tokensOut] = snap.tokens;
+  $("#totals").textContent = `elapsed ${snap.elapsed.toFixed(1)}s · tokens ${tokensIn.toLocaleString()} in / ${tokensOut.toLocaleString()} out · ${snap.cost}`;
+  $("#lines").textContent = snap.lines.join("\n");
+  $("#progress").hidden = false;
+  $("#progress").dataset.eventAt = String(snap.at); // when the server saw it (the benchmark's clock)
+}
+
+function showReport(run) {
+  const frame = $("#report");
+  const src = `/runs/${run.thread_id}/report`;
+  if (frame.getAttribute("src") !== src) frame.src = src;
+  frame.hidden = false;
+  for (const link of document.querySelectorAll("#downloads a")) {
+    link.href = `/runs/${run.thread_id}/download/${link.dataset.fmt}`;
+    link.hidden = link.dataset.fmt === "json" && !(run.files || []).includes("json");
+  }
+  $("#downloads").hidden = false;
+}
+
+async function openRun(thread, { keep = false } = {}) {
+  if (!keep) resetRun();
+  try {
+    const run = await api("GET", `/api/runs/${thread}`);
+    if (current === thread) showRun(run);
+  } catch (error) {
+    if (current === thread) $("#run-problem").textContent = error.message;
+  }
+}
+
+function onProgress(event) {
+  const snap = JSON.parse(event.data);
+  if (snap.thread_id !== current) return;
+  showRun(snap);
+  const panel = $("#progress");
+  if (panel.dataset.state !== snap.state) panel.open = snap.state === "running"; // then: the report's room
+  panel.dataset.state = snap.state;
+  if (snap.state !== "running") openRun(current, { keep: true }); // its files, its report
+}
+
+async function act(button, busy, work) {
+  button.disabled = true;
+  const label = button.textContent;
+  button.textContent = busy;
+  try {
+    await work();
+  } catch (error) {
+    $("#run-problem").textContent = error.message;
+  } finally {
+    button.textContent = label;
+    button.disabled = false;
+  }
+}
+
+function confirmDelete() {
+  const dialog = $("#confirm");
+  $("#confirm-text").textContent = `Delete “${$("#run-topic").textContent}”: its saved run and its report files? This cannot be undone.`;
+  dialog.showModal();
+}
+
+// ---- the page ------------------------------------------------------------------------------
+
+function connect() {
+  if (source) source.close();
+  source = null;
+  if (document.hidden) return; // a hidden tab holds no connection (browsers allow six per host)
+  source = new EventSource(`/api/events${current ? `?watch=${encodeURIComponent(current)}` : ""}`);
+  source.addEventListener("open", loadRuns);
+  source.addEventListener("runs", loadRuns);
+  source.addEventListener("progress", onProgress);
+}
+
+function route() {
+  const match = location.hash.match(/^#run\/([A-Za-z0-9_-]+)$/);
+  current = match ? match[1] : null;
+  $("#ask-view").hidden = Boolean(current);
+  $("#run-view").hidden = !current;
+  markCurrent();
+  connect();
+  if (current) openRun(current);
+  else $("#topic").focus();
+}
+
+function wire() {
+  $("#ask").addEventListener("submit", ask);
+  $("#topic").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      $("#ask").requestSubmit();
+    }
+  });
+  $("#cancel").addEventListener("click", () => act($("#cancel"), "Cancelling…",
+    () => api("POST", `/api/runs/${current}/cancel`)));
+  $("#resume").addEventListener("click", () => act($("#resume"), "Resuming…", async () => {
+    await api("POST", `/api/runs/${current}/resume`);
+    await openRun(current);
+  }));
+  $("#delete").addEventListener("click", confirmDelete);
+  $("#confirm-keep").addEventListener("click", () => $("#confirm").close());
+  $("#confirm-delete").addEventListener("click", () => act($("#confirm-delete"), "Deleting…", async () => {
+    await api("DELETE", `/api/runs/${current}`);
+    $("#confirm").close();
+    location.hash = "";
+  }));
+  window.addEventListener("hashchange", route);
+  document.addEventListener("visibilitychange", connect);
+}
+
+async function start() {
+  wire();
+  route();
+  try {
+    await Promise.all([loadForm(), loadRuns()]);
+  } catch (error) {
+    $("#problem-").textContent = error.message;
+  }
+  document.body.dataset.ready = "true"; // the form has its defaults, the list its runs
+  performance.mark("deskresearch-ready"); // the benchmark's "interactive"
+}
+
+start();
