@@ -23,7 +23,8 @@ if TYPE_CHECKING:
         SearchError,
         ServiceError,
     )
-    from deskresearch.graph import build_graph, graph
+    from deskresearch.graph import build_graph
+    from deskresearch.served import graph
     from deskresearch.state import ResearchInput, ResearchOutput, ResearchRequest
 
 from deskresearch._version import __version__
@@ -45,7 +46,7 @@ __all__ = [
     "build_graph",
     "graph",
 ]
-_HOME = {"Context": "config.context", "build_graph": "graph", "graph": "graph"}
+_HOME = {"Context": "config.context", "build_graph": "graph", "graph": "served"}
 _HOME |= {n: "state" for n in ("ResearchInput", "ResearchOutput", "ResearchRequest")}
 
 

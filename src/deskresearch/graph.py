@@ -365,11 +365,3 @@ def build_graph(
         g.compile(checkpointer=checkpointer, cache=cache, store=store, name="deskresearch")
     )
     return compiled.with_config(max_concurrency=max_concurrency)
-
-
-graph = build_graph(deployment=Deployment.from_env())
-"""The graph ``langgraph.json`` names; compiled without a checkpointer (the server brings one).
-
-Served callers may not change the deployment's settings (``deskresearch.config.deployment``); a
-``Context`` passed in-process is the caller's own and is taken as it is.
-"""

@@ -27,6 +27,7 @@ LAYERS: list[list[str]] = [
         "deskresearch.ui",
     ],  # entry points
     ["deskresearch.session"],  # the one way every entry point runs a research
+    ["deskresearch.served"],  # the graph langgraph.json names, built on import
     ["deskresearch.graph", "deskresearch.tool", "deskresearch.resume_fix"],
     ["deskresearch.nodes"],
     ["deskresearch.report"],

@@ -4,7 +4,7 @@ import re
 from pathlib import Path
 
 from deskresearch.config.context import field_names
-from deskresearch.graph import graph
+from deskresearch.served import graph
 
 ROOT = Path(__file__).parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -10,7 +10,7 @@ Those settings are the deployment's: they come from the server's environment
 anything else is refused with an error that names it. A deployment that wants callers to choose
 one lists it in ``DESKRESEARCH_OVERRIDABLE`` (empty by default).
 
-Only the served graph (``deskresearch.graph.graph``, the one ``langgraph.json`` names) checks;
+Only the served graph (``deskresearch.served.graph``, the one ``langgraph.json`` names) checks;
 ``build_graph()`` without a deployment, ``Context(...)`` passed in-process and the CLI keep full
 control: whoever runs them already holds the keys.
 """

@@ -45,7 +45,14 @@ async def test_the_served_tool_is_ours_with_its_description_and_schemas(server: 
     for promise in ("cited report", "checked", "minutes", "model calls", "US cents", "thread_id"):
         assert promise in description, promise
     inputs = tool.input_schema
-    assert set(inputs["properties"]) == {"topic", "language", "max_rounds"}
+    assert set(inputs["properties"]) == {
+        "topic",
+        "language",
+        "max_rounds",
+        "since",
+        "include_domains",
+        "exclude_domains",
+    }
     assert inputs["required"] == ["topic"]
     assert all(p.get("description") for p in inputs["properties"].values())
     outputs = tool.output_schema or {}

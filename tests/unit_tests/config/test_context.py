@@ -5,7 +5,7 @@ from langgraph.runtime import Runtime
 
 from deskresearch.config.context import Context, field_description, field_names, resolve
 from deskresearch.errors import ConfigError
-from deskresearch.graph import graph
+from deskresearch.served import graph
 
 
 def test_from_env_reads_prefixed_variables_and_overrides_win() -> None:
