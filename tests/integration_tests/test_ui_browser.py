@@ -66,8 +66,19 @@ def model_calls(web: FakeWeb) -> int:
     return sum(1 for call in web.log if call.kind == "model")
 
 
+SUMMARIES = {"PageFacts", "ChunkSummary"}  # the model calls that come after a page was read
+
+
 def page_read_since(web: FakeWeb, seen: int) -> Callable[[], bool]:
-    return lambda: any(c.kind == "fetch" and c.key.startswith("/pages/") for c in web.log[seen:])
+    """A page of the research was read and handed to the model (its read is over, not only its
+    fetch: pages are fetched ahead while their query is still being ranked)."""
+    return lambda: any(c.kind == "model" and c.key in SUMMARIES for c in web.log[seen:])
+
+
+def panel_shows(page: Page, line: str) -> None:
+    """Wait until the progress panel has ``line`` (a state of the page)."""
+    page.wait_for_function("line => document.querySelector('#panel').innerText.includes(line)",
+                           arg=line)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -135,6 +146,7 @@ def asked(context: BrowserContext, desk: Desk, web: FakeWeb) -> Asked:
     web.hold()  # the run cannot end: whatever the page shows now came while it ran
     try:
         page.wait_for_selector("#panel tr.running")
+        panel_shows(page, "pages read")
         held = (str(page.get_attribute("#run-status", "data-state")), page.inner_text("#panel"))
     finally:
         web.release()

@@ -191,14 +191,27 @@ def group(pages: Sequence[Page]) -> dict[int, Grouped]:
     return out
 
 
-# "Several sources", "multiple reports", "mehrere Quellen", "plusieurs médias": words about the
-# report's own sources, not about the world's studies a page reports ("two studies found").
-_SEVERAL = re.compile(
-    r"\b(?:several|multiple|many|numerous|various|independent|both|mehrere|zahlreiche|"
+# Words that count the report's own sources as confirmations: a quantifier and "sources"
+# (reports, outlets, media) that confirm, report or agree, "according to several sources",
+# "widely reported". Not the world's accounts, water sources or published reports ("the WHO
+# has published several reports", "fraudsters opened many accounts").
+_QUANTIFIER = (
+    r"(?:several|multiple|many|numerous|various|independent|both|mehrere|zahlreiche|"
     r"verschiedene|viele|unabhängige|beide|plusieurs|nombreuses|nombreux|diverses|divers|"
-    r"les deux|varias|varios|múltiples|ambas|diverse|numerose|molte|entrambe)\s+"
-    r"(?:\w+\s+)?(?:sources|reports|outlets|media|news outlets|accounts|websites|Quellen|Berichte|"
-    r"Medien|médias|rapports|fuentes|informes|medios|fonti|rapporti)\b"
+    r"les deux|varias|varios|múltiples|ambas|diverse|numerose|molte|entrambe)"
+)
+_WITNESSES = (
+    r"(?:sources|reports|outlets|media|news outlets|websites|Quellen|Berichte|Medien|médias|"
+    r"rapports|fuentes|informes|medios|fonti|rapporti)"
+)
+_SAY = (
+    r"(?:confirm\w*|report\w*|agree\w*|say|said|state\w*|show\w*|indicate\w*|suggest\w*|"
+    r"corroborat\w*|bestätig\w*|bericht\w*|berichten|stimmen|zeigen|confirment|indiquent|"
+    r"rapportent|concordent|affirment|confirman|informan|coinciden|confermano|riportano)"
+)
+_SEVERAL = re.compile(
+    rf"\b{_QUANTIFIER}\s+(?:\w+\s+)?{_WITNESSES}\s+(?:\w+\s+)?{_SAY}\b"
+    rf"|\b(?:according to|laut|selon|según|secondo)\s+{_QUANTIFIER}\s+(?:\w+\s+)?{_WITNESSES}\b"
     r"|\b(?:sources agree|widely reported|independently confirmed|confirmed by (?:several|"
     r"multiple|many|various|independent)|übereinstimmend berichte\w*|les sources concordent)\b",
     re.IGNORECASE,
