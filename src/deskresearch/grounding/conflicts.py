@@ -131,9 +131,24 @@ def _agree_any(a: list[Quantity], b: list[Quantity]) -> bool:
     return any(agree(q, r) for q in a for r in b)
 
 
+def _years_of_figure(claim: str) -> set[int]:
+    """The years that date a fact's figure: those of its clause or of a short opening one.
+
+    "In 2018, the plant recycled 45,000 t" is 2018; "The plant, opened in 2015, recycled
+    45,000 t" is not 2015 (a year elsewhere in the sentence dates something else). A fact
+    without a figure: every year it names.
+    """
+    clauses = [c for c in re.split(r"[,;:()]|\s[–—]\s", claim) if c.strip()]
+    with_figure = [c for c in clauses if quantities(c)]
+    if not with_figure:
+        return years(claim)
+    opening = clauses[0] if len(clauses[0].split()) <= 4 else ""
+    return set().union(years(opening), *(years(c) for c in with_figure))
+
+
 def when(side: Sequence[FactRef]) -> int | None:
-    """The year a side's value holds: the years its facts name, else their pages' dates."""
-    named = set().union(*(years(f.claim) for f in side))
+    """The year a side's value holds: the years that date its facts, else their pages' dates."""
+    named = set().union(*(_years_of_figure(f.claim) for f in side))
     if named:
         return max(named)
     dated = [int(f.published[:4]) for f in side if f.published[:4].isdigit()]

@@ -2,10 +2,12 @@
 
 A quantity is a figure with its scale word ("1.2 million" is 1,200,000; "3,5 Mrd." is
 3,500,000,000), whether it is a percentage, and whether it is hedged ("about", "rund",
-"environ"). A four-digit year (1800-2100) or a date is not a quantity but *when* a fact holds:
-``years()``. Two quantities agree when they are the same value, or one is the other rounded
-("about 1,200" and "1,214"): see ``agree``. Values come from ``grounding.numbers.values``,
-which knows "3,5", "40.000" and "40 000".
+"environ") or a bound ("more than", "up to"). A four-digit year (1800-2100) or a date is not a
+quantity but *when* a fact holds: ``years()``. Two quantities agree when they can be one figure
+written at two precisions ("3.2%" and "3.24%", "1.2 million" and "1,249,000"), hedged and close
+("about 1,200" and "1,214"), or one is a bound the other meets ("more than 1,000" and "1,500"):
+see ``agree``. Values come from ``grounding.numbers.values``, which knows "3,5", "40.000" and
+"40 000".
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from decimal import Decimal, InvalidOperation
 from deskresearch.grounding.numbers import values
 
 HEDGED_TOLERANCE = Decimal("0.05")  # "about 1,200" agrees with anything within 5%
-ROUNDED_TOLERANCE = Decimal("0.02")  # "1,200" and "1,214": one a rounding of the other, 2%
+# Two precisions of one figure ("1,000" vs "1,400" is not one: a round count is often exact):
+# within half the coarser figure's last digit, and within 5% for counts.
+ROUNDED_TOLERANCE = Decimal("0.05")
 
 _SCALES = {
     "thousand": 3, "thousands": 3, "tausend": 3, "mille": 3, "k": 3,
@@ -28,9 +32,18 @@ _SCALES = {
 }  # fmt: skip
 _PERCENT = re.compile(r"\s?(?:%|percent\b|per cent\b|prozent\b|pour ?cent\b)", re.IGNORECASE)
 _HEDGES = re.compile(
-    r"\b(?:about|around|approximately|approx|roughly|nearly|almost|some|over|more than|"
-    r"less than|under|up to|circa|ca|estimated|etwa|rund|ungefähr|knapp|fast|über|mehr als|"
-    r"weniger als|bis zu|environ|près de|presque|plus de|moins de|quelque|jusqu'à)\W{0,3}$",
+    r"\b(?:about|around|approximately|approx|roughly|nearly|almost|some|circa|ca|estimated|"
+    r"etwa|rund|ungefähr|knapp|fast|environ|près de|presque|quelque)\W{0,3}$",
+    re.IGNORECASE,
+)
+_LOWER = re.compile(
+    r"\b(?:over|more than|at least|above|exceeding|upwards of|über|mehr als|mindestens|"
+    r"plus de|au moins|más de|al menos|oltre|più di|almeno)\W{0,3}$",
+    re.IGNORECASE,
+)
+_UPPER = re.compile(
+    r"\b(?:under|less than|fewer than|up to|below|at most|unter|weniger als|bis zu|höchstens|"
+    r"moins de|jusqu'à|au plus|menos de|hasta|meno di|fino a)\W{0,3}$",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(
@@ -48,6 +61,7 @@ class Quantity:
     values: frozenset[Decimal]  # what it may stand for ("1.000": one thousand or one)
     percent: bool
     hedged: bool
+    bound: str = ""  # "lower" (more than, at least), "upper" (up to, under) or "" (the figure)
 
     def __str__(self) -> str:
         """The figure as the fact writes it."""
@@ -90,8 +104,10 @@ def quantities(text: str) -> list[Quantity]:
             written = f"{token}{word.group(1)}{word.group(2)}"
         if percent:
             written += "%"
-        hedged = bool(_HEDGES.search(spaced[max(0, m.start() - 20) : m.start()]))
-        found.append(Quantity(written, _scaled(plain, scale), percent, hedged))
+        before = spaced[max(0, m.start() - 20) : m.start()]
+        bound = "lower" if _LOWER.search(before) else "upper" if _UPPER.search(before) else ""
+        hedged = bool(_HEDGES.search(before))
+        found.append(Quantity(written, _scaled(plain, scale), percent, hedged, bound))
     return found
 
 
@@ -106,30 +122,53 @@ def _close(a: Decimal, b: Decimal, tolerance: Decimal) -> bool:
     return big == 0 or abs(a - b) / big <= tolerance
 
 
-def _rounding_of(rounded: Decimal, exact: Decimal) -> bool:
-    """Whether ``rounded`` (with trailing zeros) is ``exact`` rounded at its precision."""
-    if rounded == 0 or rounded != rounded.to_integral_value():
+def _step(value: Decimal) -> Decimal:
+    """The unit of a figure's last written digit: 1,200 → 100, 3.24 → 0.01, 1.2 million → 10^5."""
+    return Decimal(10) ** value.normalize().as_tuple().exponent
+
+
+def _precisions(x: Decimal, y: Decimal, percent: bool) -> bool:
+    """Whether ``x`` and ``y`` can be one figure written at two precisions.
+
+    Within half the coarser one's last digit ("3.2%" and "3.24%", "12" and "12.3 percent",
+    "1.2 million" and "1,249,000"); a count must also be within 5%, so a round "1,000" is not
+    taken for "1,400". Percentages compare in points.
+    """
+    if abs(x - y) > max(_step(x), _step(y)) / 2:
         return False
-    zeros = len(str(int(abs(rounded)))) - len(str(int(abs(rounded))).rstrip("0"))
-    if zeros == 0:
-        return False
-    step = Decimal(10) ** zeros
-    return (exact / step).to_integral_value() * step == rounded
+    return percent or _close(x, y, ROUNDED_TOLERANCE)
+
+
+def _meets(bound: Quantity, figure: Quantity) -> bool:
+    """Whether a figure meets a bound ("more than 1,000": 1,500 does; "up to 20%": 25% not)."""
+    low = bound.bound == "lower"
+    return any(y >= x if low else y <= x for x in bound.values for y in figure.values)
 
 
 def agree(a: Quantity, b: Quantity) -> bool:
-    """Whether two quantities can be the same figure: equal, hedged and close, or rounded."""
+    """Whether two quantities can be the same figure.
+
+    Equal; one a rounding or a more precise writing of the other; hedged and within 5% (or half
+    a point of a percentage); one a bound the other meets (two bounds agree unless one's floor is
+    above the other's ceiling).
+    """
     if a.percent != b.percent:
         return False
     if a.values & b.values:
         return True
+    if a.bound and b.bound:
+        if a.bound == b.bound:
+            return True
+        low, high = (a, b) if a.bound == "lower" else (b, a)
+        return any(x < y for x in low.values for y in high.values)
+    if a.bound or b.bound:
+        return _meets(a, b) if a.bound else _meets(b, a)
+    hedged = a.hedged or b.hedged
     for x in a.values:
         for y in b.values:
-            if (a.hedged or b.hedged) and _close(x, y, HEDGED_TOLERANCE):
+            if _precisions(x, y, a.percent):
                 return True
-            rounded = _rounding_of(x, y) or _rounding_of(y, x)
-            if rounded and _close(x, y, ROUNDED_TOLERANCE if not (a.hedged or b.hedged)
-                                  else HEDGED_TOLERANCE):  # fmt: skip
+            if hedged and (_close(x, y, HEDGED_TOLERANCE) or (a.percent and abs(x - y) <= 1)):
                 return True
     return False
 

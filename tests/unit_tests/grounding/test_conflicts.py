@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deskresearch.grounding.conflicts import FactRef, candidate_pairs, clusters
+from deskresearch.grounding.conflicts import FactRef, candidate_pairs, clusters, when
 from deskresearch.grounding.quantities import agree, differing, quantities, years
 
 
@@ -15,7 +15,9 @@ def test_rounding_units_and_hedges_agree_different_figures_do_not() -> None:
     assert agree(q("1.2 million MWh")[0], q("1,200,000 MWh")[0])
     assert agree(q("3,5 Mrd. Euro")[0], q("3.5 billion euros")[0])
     assert agree(q("rund 38.000 Besucher")[0], q("38 000 Besucher")[0])
-    assert not agree(q("1,200 hectares")[0], q("1,249 hectares")[0])  # no hedge: 4% apart
+    assert agree(q("1,200 hectares")[0], q("1,249 hectares")[0])  # 1,249 to the hundred
+    assert not agree(q("1,450 hectares")[0], q("1,200 hectares")[0])
+    assert not agree(q("1,000 people")[0], q("1,400 people")[0])  # a round count: within 5%
     assert not agree(q("45,000 cubic metres")[0], q("62,000 cubic metres")[0])
     assert not agree(q("35% of sales")[0], q("35 plants")[0])  # a share is not a count
     assert agree(q("a €1.2m grant")[0], q("a grant of 1,200,000 euros")[0])
@@ -84,6 +86,23 @@ def test_a_cluster_is_a_change_when_each_value_holds_at_another_time() -> None:
     assert found.change and [s[0].source for s in found.sides] == [2, 1]  # newest first
 
 
+def test_two_precisions_of_one_figure_agree_in_points_for_percentages() -> None:
+    assert agree(q("3.2% of households")[0], q("3.24% of households")[0])
+    assert agree(q("12 percent")[0], q("12.3 percent")[0])
+    assert agree(q("about 5% of sales")[0], q("5.4% of sales")[0])
+    assert agree(q("1.2 million tonnes")[0], q("1,249,000 tonnes")[0])
+    assert not agree(q("3.5% of sales")[0], q("4.1% of sales")[0])
+    assert not agree(q("12 plants")[0], q("13 plants")[0])
+
+
+def test_a_bound_agrees_with_a_figure_that_meets_it() -> None:
+    assert agree(q("more than 1,000 people")[0], q("1,500 people")[0])
+    assert agree(q("at least 40% of sales")[0], q("45% of sales")[0])
+    assert not agree(q("up to 20% of sales")[0], q("25% of sales")[0])
+    assert not agree(q("more than 5000 jobs")[0], q("under 1000 jobs")[0])
+    assert agree(q("more than 1000 jobs")[0], q("up to 2500 jobs")[0])
+
+
 def test_same_time_different_values_are_a_disagreement_and_agreeing_origins_one_side() -> None:
     facts = [
         fact(
@@ -109,3 +128,13 @@ def test_pairs_the_model_did_not_call_the_same_thing_make_nothing() -> None:
     ]
     pairs = candidate_pairs(facts)
     assert pairs and clusters(pairs, {}) == []
+
+
+def test_a_figure_is_dated_by_its_own_clause_else_by_its_page() -> None:
+    assert when([fact(1, 1, 1, "In 2018, the plant recycled 45,000 tonnes")]) == 2018
+    assert (
+        when([fact(1, 1, 1, "It recycled 45,000 tonnes in 2024, after it opened in 2015")]) == 2024
+    )
+    opened = "The plant, opened in 2015, recycled 45,000 tonnes"  # 2015 dates the opening
+    assert when([fact(1, 1, 1, opened, "2023-05-02")]) == 2023
+    assert when([fact(1, 1, 1, opened)]) is None

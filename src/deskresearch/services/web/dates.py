@@ -23,7 +23,7 @@ _LABEL = re.compile(
     r"^(?:published|posted|updated|last updated|last modified|date|dated|released|issued"
     r"|created|veröffentlicht|aktualisiert|stand|datum|publié|mis à jour|publicado"
     r"|actualizado|fecha|pubblicato|aggiornato|gepubliceerd|bijgewerkt)\b"
-    r"(?:\s+(?:on|am|le|el|il|op))?\s*:?\s*",
+    r"(?P<sep>\s*:|\s+(?:on|am|le|el|il|op)\b)?\s*",
     re.IGNORECASE,
 )
 # A dateline: a place (up to four capitalised words), an agency in brackets, a comma or dash.
@@ -33,6 +33,13 @@ _PLACE = re.compile(
 _SHORT = 40  # a line this short may be the date itself ("Tuesday, 12 March 2024")
 # ... if it starts as a date does: a number, or a weekday or month and then a number.
 _STARTS_AS_DATE = re.compile(r"^(?:\d|[^\W\d_]{3,}\.?(?:,\s+[^\W\d_]{3,}\.?)?,?\s+\d{1,2}\b)")
+# A span, not a day: "since 12 March 2024", "bis 3. Mai 2025" do not date the page.
+_SPAN = re.compile(
+    r"^(?:since|until|till|from|by|before|after|between|seit|bis|ab|vor|nach|depuis|jusqu\w*|"
+    r"avant|après|desde|hasta|antes|después|dal|fino|prima|dopo)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[^\W\d_]{3,}")
 _AMBIGUOUS = re.compile(r"\b(\d{1,2})/(\d{1,2})/\d{4}\b")  # 03/12/2024: March or December?
 
 
@@ -64,21 +71,28 @@ def _parse(segment: str) -> str:
     return found
 
 
+def _only_a_date(line: str) -> bool:
+    """Whether a short line is a date and nothing else ("Tuesday, 12 March 2024", "12. März
+    2024, 10:30"): at most a weekday and a month in words, not a sentence with a date in it."""
+    return (len(line) <= _SHORT and bool(_STARTS_AS_DATE.match(line))
+            and len(_WORD.findall(line)) <= 2)  # fmt: skip
+
+
 def dateline(text: str) -> str:
     """The publication date a dateline at the head of ``text`` states, or ""."""
     lines = [ln.strip(_MARKUP) for ln in text[:2000].splitlines()]
     for line in [ln for ln in lines if ln][:HEAD_LINES]:
         for part in re.split(r"\s[|·]\s", line):
             part = part.strip(_MARKUP)
-            if m := _LABEL.match(part):
-                segment = part[m.end() : m.end() + _SEGMENT]
+            if (m := _LABEL.match(part)) and (m["sep"] or _STARTS_AS_DATE.match(part[m.end() :])):
+                segment = part[m.end() : m.end() + _SEGMENT]  # "Published: ...", "Posted 3 May"
             elif m := _PLACE.match(part):
                 segment = re.split(r"\s[—–-]\s|\s[—–]", part[m.end() :], maxsplit=1)[0][:_SEGMENT]
-            elif len(part) <= _SHORT and _STARTS_AS_DATE.match(part):
+            elif _only_a_date(part):
                 segment = part
             else:
                 continue
-            if segment and (found := _parse(segment)):
+            if segment and not _SPAN.match(segment) and (found := _parse(segment)):
                 return found
     return ""
 

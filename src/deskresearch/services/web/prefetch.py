@@ -25,6 +25,12 @@ FRESH_S = 120.0  # a page fetched longer ago than this is fetched again (another
 Held = tuple[float, "asyncio.Task[FetchedPage]"]  # when the fetch started, and the fetch
 
 
+def _retrieve(task: asyncio.Task[FetchedPage]) -> None:
+    """Take a finished prefetch's error, so a page nobody read logs no "never retrieved" error."""
+    if not task.cancelled():
+        task.exception()
+
+
 class Prefetcher:
     """A PageFetcher that may already hold the page (see the module's doc).
 
@@ -43,18 +49,32 @@ class Prefetcher:
     def prefetch(self, urls: Sequence[str], limits: FetchLimits) -> None:
         """Start fetching ``urls`` now (on the running loop); return at once."""
         loop = asyncio.get_running_loop()
+        self._prune(loop)
         for url in urls:
             if self._fresh(url, limits) is not None:
                 continue
             task = loop.create_task(self._inner.fetch(url, limits=limits), name=f"prefetch {url}")
+            task.add_done_callback(_retrieve)
+            stale = self._held.pop((url, limits), None)
+            if stale is not None:
+                stale[1].cancel()
             self._held[(url, limits)] = (loop.time(), task)
             while len(self._held) > self._keep:
                 _, (_, oldest) = self._held.popitem(last=False)
                 oldest.cancel()
 
+    def _prune(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Drop what is too old to be handed out, or belongs to another run's loop."""
+        for key, (started, task) in list(self._held.items()):
+            if task.get_loop() is not loop or loop.time() - started > FRESH_S:
+                del self._held[key]
+                if task.get_loop() is loop:
+                    task.cancel()
+
     def _fresh(self, url: str, limits: FetchLimits) -> asyncio.Task[FetchedPage] | None:
         held = self._held.get((url, limits))
-        if held is None or asyncio.get_running_loop().time() - held[0] > FRESH_S:
+        loop = asyncio.get_running_loop()
+        if held is None or held[1].get_loop() is not loop or loop.time() - held[0] > FRESH_S:
             return None
         return held[1]
 

@@ -27,6 +27,12 @@ BODY = "Battery recycling plants in Europe recovered more lithium this year than
     ("March 2024", ""),  # a month is no day
     ("© 2019 Example Org", ""),  # htmldate would say 2019-01-01
     ("03/12/2024", ""),  # March or December?
+    ("Since 12 March 2024", ""),  # a span, not a day
+    ("Published since 3 May 2021: the quarterly figures", ""),
+    ("12 people died on 3 March 2024", ""),  # a sentence with a date in it
+    ("Date of the next meeting to be announced, 3 March 2024", ""),
+    ("Updated 3 May 2024", "2024-05-03"),
+    ("12. März 2024, 10:30", "2024-03-12"),
 ])  # fmt: skip
 def test_dateline_reads_a_date_the_head_states_and_nothing_else(head: str, expected: str) -> None:
     assert dateline(f"{head}\n\n{BODY}") == expected

@@ -98,3 +98,37 @@ async def test_a_cancelled_read_is_cancelled_and_leaves_the_page_for_the_next() 
     inner.release.set()
     assert (await pages.fetch("https://a.org/1", limits=LIMITS)).body == b"https://a.org/1"
     assert inner.fetched["https://a.org/1"] == 1
+
+
+async def test_an_expired_page_is_fetched_anew_and_its_old_fetch_stopped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    inner = Inner()
+    pages = Prefetcher(inner)
+    pages.prefetch(["https://a.org/1"], LIMITS)
+    await asyncio.sleep(0)  # under way
+    [(_, old)] = list(pages._held.values())
+    monkeypatch.setattr("deskresearch.services.web.prefetch.FRESH_S", -1.0)  # all expired
+    pages.prefetch(["https://a.org/2"], LIMITS)  # a later query: the expired one is dropped
+    await asyncio.sleep(0)
+    assert old.cancelled() and pages.held() == 1
+    pages.prefetch(["https://a.org/2"], LIMITS)  # listed again once expired: fetched anew
+    await asyncio.sleep(0)
+    assert inner.fetched == Counter({"https://a.org/1": 1, "https://a.org/2": 2})
+    assert pages.held() == 1
+
+
+async def test_a_failed_prefetch_nobody_reads_logs_no_unretrieved_error() -> None:
+    import gc
+
+    seen: list[dict[str, object]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: seen.append(ctx))
+    inner = Inner()
+    inner.release.set()
+    inner.fail = {"https://a.org/gone": FetchError("https://a.org/gone", "http_404")}
+    pages = Prefetcher(inner)
+    pages.prefetch(["https://a.org/gone"], LIMITS)  # ranked out: never read
+    await asyncio.wait([task for _, task in pages._held.values()])
+    del pages  # the run ends
+    gc.collect()
+    assert inner.fetched["https://a.org/gone"] == 1 and seen == []
