@@ -70,8 +70,10 @@ SUMMARIES = {"PageFacts", "ChunkSummary"}  # the model calls that come after a p
 
 
 def page_read_since(web: FakeWeb, seen: int) -> Callable[[], bool]:
-    """A page of the research was read and handed to the model (its read is over, not only its
-    fetch: pages are fetched ahead while their query is still being ranked)."""
+    """A page of the research was read and handed to the model.
+
+    Its read is over, not only its fetch: pages are fetched ahead while their query is ranked.
+    """
     return lambda: any(c.kind == "model" and c.key in SUMMARIES for c in web.log[seen:])
 
 

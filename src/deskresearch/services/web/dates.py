@@ -72,8 +72,10 @@ def _parse(segment: str) -> str:
 
 
 def _only_a_date(line: str) -> bool:
-    """Whether a short line is a date and nothing else ("Tuesday, 12 March 2024", "12. März
-    2024, 10:30"): at most a weekday and a month in words, not a sentence with a date in it."""
+    """Whether a short line is a date and nothing else ("Tuesday, 12 March 2024").
+
+    At most a weekday and a month in words: not a sentence with a date in it.
+    """
     return (len(line) <= _SHORT and bool(_STARTS_AS_DATE.match(line))
             and len(_WORD.findall(line)) <= 2)  # fmt: skip
 
