@@ -124,7 +124,8 @@ def _close(a: Decimal, b: Decimal, tolerance: Decimal) -> bool:
 
 def _step(value: Decimal) -> Decimal:
     """The unit of a figure's last written digit: 1,200 → 100, 3.24 → 0.01, 1.2 million → 10^5."""
-    return Decimal(10) ** value.normalize().as_tuple().exponent
+    exponent = value.normalize().as_tuple().exponent
+    return Decimal(10) ** exponent if isinstance(exponent, int) else Decimal(1)
 
 
 def _precisions(x: Decimal, y: Decimal, percent: bool) -> bool:
