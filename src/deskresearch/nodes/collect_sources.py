@@ -71,8 +71,13 @@ async def collect_sources(state: ResearchState, runtime: Runtime[Context]) -> di
             why = f"source [{source['id']}] from {via}"
             provenance.append(note("collect_sources", page["url"], "used", why))
     texts = {p["url"]: p["text"] for p in state["pages"]}
-    provenance += [line for line in group_origins(sources, texts)
-                   if any(s["url"] == line["subject"] and s["round"] == now for s in sources)]  # fmt: skip
+    # A copy is noted when it is found: in its page's round, or in a later one whose page made
+    # an earlier source a copy (or another origin's).
+    lines = group_origins(sources, texts)
+    before = {s["url"]: s.get("copy_of") for s in state.get("sources") or []}
+    changed = {s["url"] for s in sources
+               if s["round"] == now or before.get(s["url"]) != s.get("copy_of")}  # fmt: skip
+    provenance += [line for line in lines if line["subject"] in changed]
     origins = len({s["origin_group"] for s in sources if "origin_group" in s})
     emit(runtime, "collect_sources", "finished", sources=len(sources), origins=origins)
     return {"sources": sources, "provenance": provenance}
