@@ -149,8 +149,10 @@ class EarlyCalls:
     ) -> EarlyReply | None:
         """One ``json_schema`` request, or None.
 
-        None when it cannot be sent as ChatOpenAI would send it, or got no answer: the caller
-        then asks the usual way, with its own errors.
+        None when it cannot be sent as ChatOpenAI would send it, or was refused: the caller
+        then asks the usual way, with its own errors. A timeout, a lost connection, a 429 or a
+        5xx raise a transient ``ModelCallError``, as the usual call would: the retry layer
+        waits before asking again (at once, the request would only be paid twice).
         """
         texts = [(m.type, m.content) for m in messages]
         plain = all(isinstance(content, str) for _, content in texts)
@@ -161,12 +163,27 @@ class EarlyCalls:
         body = request_body(spec.model, str(texts[0][1]), str(texts[1][1]), schema)
         headers = headers_for(key, self._env, f"deskresearch/{__version__} (early)")
         url = (base or OPENAI_DEFAULT_URL).rstrip("/") + "/chat/completions"
+        import httpx
+
+        from deskresearch.errors import ModelCallError
+        from deskresearch.services.model.retry import retry_after
+
         try:
             response = await self._client(spec).post(
                 url, json=body, headers=headers, timeout=spec.timeout_s
             )
-            if response.status_code != 200:
-                return None
+        except httpx.TransportError as exc:
+            # Sent, maybe answered and paid: asking again at once would double it. The retry
+            # layer waits and asks again, as for the usual call's timeout.
+            raise ModelCallError(f"{spec.model} at {url} unreachable: {exc!r} (is the server "
+                                 "running?)", transient=True) from exc  # fmt: skip
+        code = response.status_code
+        if code in (408, 409, 429) or code >= 500:  # busy: the retry layer's backoff, not now
+            raise ModelCallError(f"{spec.model} at {url} answered HTTP {code}", transient=True,
+                                 status=code, retry_after=retry_after(response))  # fmt: skip
+        try:
+            if code != 200:
+                return None  # a refused method, a wrong key or model: the usual call says which
             data = response.json()
             counted = data.get("usage") or {}
             return EarlyReply(

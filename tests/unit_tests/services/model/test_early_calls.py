@@ -5,11 +5,13 @@ Real httpx and the real ChatOpenAI against the loopback fake model; ``client_rea
 early path (in this process the client is imported already).
 """
 
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
 import pytest
 
+from deskresearch.errors import ModelCallError
 from deskresearch.nodes.plan_queries import QueryPlan
 from deskresearch.prompts import plan_queries as prompt
 from deskresearch.services.model.llm import OpenAIChat
@@ -72,3 +74,28 @@ async def test_an_error_or_a_refused_method_goes_the_usual_way(web: FakeWeb) -> 
     methods = [("tools" in c.body, "response_format" in c.body) for c in plan_calls(web)]
     assert methods[0] == (False, True)  # the early json_schema request, refused
     assert (True, False) in methods and reply.value.queries  # then the method chain
+
+
+@pytest.mark.parametrize("fault", ["http_500", "http_429"])
+async def test_a_busy_server_is_a_transient_error_for_the_retry_layer_not_a_resend(
+    web: FakeWeb, fault: str
+) -> None:
+    web.model.fail("QueryPlan", fault)
+    with pytest.raises(ModelCallError) as raised:
+        await ask(early(web), web)
+    assert raised.value.transient and raised.value.status == int(fault[-3:])
+    assert len(plan_calls(web)) == 1  # not asked again at once, without a backoff
+
+
+async def test_a_timeout_is_a_transient_error_and_the_request_is_not_sent_twice(
+    web: FakeWeb,
+) -> None:
+    spec = replace(context_for(web).summary_spec(), timeout_s=0.3)
+    web.hold()  # the server takes the request and does not answer
+    try:
+        with pytest.raises(ModelCallError, match="unreachable") as raised:
+            await early(web).structured(messages(), QueryPlan, spec=spec, stage="plan_queries")
+    finally:
+        web.release()
+    assert raised.value.transient
+    assert web.model_agents and all("(early)" in agent for agent in web.model_agents)
