@@ -309,7 +309,8 @@ def build_graph(
     g.add_node("collect_sources", nodes.collect_sources)
     g.add_node("weigh_evidence", partial(nodes.weigh_evidence, llm=svc.llm), retry_policy=TRANSIENT,
                error_handler=nodes.weigh_failed)  # a failed weighing: nothing weighed, → brief
-    g.add_node("plan_report", partial(nodes.plan_report, llm=svc.llm), retry_policy=TRANSIENT)
+    g.add_node("plan_report", partial(nodes.plan_report, llm=svc.llm), retry_policy=TRANSIENT,
+               error_handler=nodes.plan_failed)  # a failed outline: one-call report, → brief
     g.add_node("brief_writers", nodes.brief_writers)  # the join of reflect and the two above
     g.add_node("write_section", partial(nodes.write_section, llm=svc.llm), input_schema=SectionTask,
                retry_policy=TRANSIENT, error_handler=nodes.section_failed)

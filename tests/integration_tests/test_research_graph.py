@@ -226,6 +226,17 @@ async def test_sections_mode_cites_what_single_mode_cites_with_checks_no_worse(
     assert len(outline_calls) == 1, "one outline call, then the sections at once"
 
 
+async def test_an_outline_call_that_fails_for_good_costs_the_sections_not_the_report(
+    web: FakeWeb,
+) -> None:
+    web.model.fail("Outline", *["http_500"] * 12)
+    out = await run(web, report_mode="sections", model_attempts=1)
+    assert out["status"] == "ok" and out["citations"]
+    [fallback] = [p for p in out["provenance"] if p["stage"] == "plan_report"]
+    assert fallback["outcome"] == "fallback" and "the call failed" in fallback["reason"]
+    assert web.model.calls(REPORT), "the report was written in one call"
+
+
 async def test_pages_are_read_as_soon_as_their_query_is_ranked_each_url_once(
     web: FakeWeb,
 ) -> None:

@@ -19,7 +19,7 @@ from deskresearch.nodes.finish_report import finish_report
 from deskresearch.nodes.insufficient import insufficient_evidence
 from deskresearch.nodes.keywords import generate_keywords, keywords_fallback
 from deskresearch.nodes.plan_queries import plan_queries
-from deskresearch.nodes.plan_report import plan_report
+from deskresearch.nodes.plan_report import plan_failed, plan_report
 from deskresearch.nodes.rank_urls import rank_failed, rank_urls
 from deskresearch.nodes.read_page import read_failed, read_page
 from deskresearch.nodes.recheck_citations import needs_recheck, recheck_citations, recheck_failed
@@ -59,6 +59,7 @@ __all__ = [
     "judge_tasks",
     "keywords_fallback",
     "plan_queries",
+    "plan_failed",
     "plan_report",
     "rank_failed",
     "rank_urls",

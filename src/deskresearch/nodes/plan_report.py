@@ -12,10 +12,13 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
+from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from deskresearch.config.context import Context, resolve
+from deskresearch.errors import ServiceError
 from deskresearch.progress import emit, note
 from deskresearch.prompts import plan_report as prompt
 from deskresearch.records import Source
@@ -97,3 +100,15 @@ async def plan_report(
                 "provenance": [note("plan_report", state["topic"], "fallback", reason)]}  # fmt: skip
     emit(runtime, "plan_report", "finished", sections=len(outline["sections"]))
     return {"outline": outline, "usage": answer.usage}
+
+
+def plan_failed(state: ResearchState, error: NodeError) -> Command[Any]:
+    """The outline call failed for good: the report is written in one call, saying why."""
+    if not isinstance(error.error, ServiceError):
+        raise error.error
+    reason = f"no outline (the call failed: {error.error}); writing the report in one call"
+    return Command(
+        update={"outline": None,
+                "provenance": [note("plan_report", state["topic"], "fallback", reason)]},
+        goto="brief_writers",
+    )  # fmt: skip
