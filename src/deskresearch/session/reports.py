@@ -24,6 +24,12 @@ from deskresearch.session.files import report_texts, slug_for, write_files
 from deskresearch.session.settings import Given
 
 
+def _plain(name: object) -> bool:
+    """Whether ``name`` is a file name alone (no folder, no "..", not hidden)."""
+    return (isinstance(name, str) and bool(name) and Path(name).name == name
+            and not name.startswith(".") and "\\" not in name)  # fmt: skip
+
+
 def documents(folder: Path) -> dict[str, list[str]]:
     """The files of each thread id whose result document is in ``folder`` (report first)."""
     found: dict[str, list[str]] = {}
@@ -34,7 +40,9 @@ def documents(folder: Path) -> dict[str, list[str]]:
             continue
         if isinstance(doc, dict) and doc.get("thread_id"):
             named = doc.get("files") or {}
-            files = [str(folder / named[k]) for k in ("report", "html") if named.get(k)]
+            # Only plain names of this folder: a document that names "../x" or "/etc/x" (edited
+            # or planted) must not make a delete remove a file elsewhere.
+            files = [str(folder / named[k]) for k in ("report", "html") if _plain(named.get(k))]
             found.setdefault(str(doc["thread_id"]), []).extend([*files, str(js)])
     return found
 

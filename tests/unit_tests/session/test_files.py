@@ -90,3 +90,20 @@ def test_slug_is_safe_for_any_topic(topic: str, slug: str) -> None:
 
 def test_slug_is_capped() -> None:
     assert len(slug_for("word " * 100)) <= 80
+
+
+def test_a_result_document_naming_files_elsewhere_deletes_nothing_there(tmp_path: Path) -> None:
+    from deskresearch.session.reports import documents, remove
+
+    out, elsewhere = tmp_path / "reports", tmp_path / "precious.txt"
+    out.mkdir()
+    elsewhere.write_text("keep me")
+    (out / "mine.md").write_text("report")
+    planted = {"report": "../precious.txt", "html": str(elsewhere)}
+    (out / "planted.json").write_text(json.dumps({"thread_id": "t1", "files": planted}))
+    (out / "mine.json").write_text(json.dumps({"thread_id": "t2", "files": {"report": "mine.md"}}))
+    found = documents(out)
+    assert found["t1"] == [str(out / "planted.json")]
+    assert found["t2"] == [str(out / "mine.md"), str(out / "mine.json")]
+    remove(found["t1"])
+    assert elsewhere.read_text() == "keep me" and not (out / "planted.json").exists()
