@@ -140,7 +140,8 @@ class Citation(TypedDict):
     reason: str
     section: str  # the heading it sits under
     # The weight of its evidence (absent in results of versions before 0.3): the independent
-    # origins among the sources it cites (copies of one text count once), and their dates.
+    # origins among the sources it cites that state it (copies of one text count once; 0 when
+    # removed), and the cited sources' dates.
     origins: NotRequired[int]
     published: NotRequired[list[str]]  # each cited source's publication date ("" undated)
     dispute: NotRequired[Dispute | None]  # since 1.3: the judge's verdict, when code disputed it

@@ -8,6 +8,7 @@ when the check changed or could not check something, an appendix saying what and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -16,7 +17,8 @@ from deskresearch.config.context import Context, resolve
 from deskresearch.errors import budget_reached
 from deskresearch.grounding.citations import ids_in, recite, render_references
 from deskresearch.grounding.draft import SentenceKey, cited_sentences, edit, language_code, parse
-from deskresearch.grounding.ledger import summary_line
+from deskresearch.grounding.ledger import ledger_evidence, summary_line
+from deskresearch.grounding.lexical import Evidence, check_sentence
 from deskresearch.nodes.chat import answered
 from deskresearch.nodes.insufficient import insufficient_result
 from deskresearch.progress import cached_calls_note, emit, note
@@ -122,13 +124,32 @@ def unchecked(state: ResearchState) -> list[SentenceCheck]:
     ]
 
 
-def weighed(citations: list[Citation], sources: list[Source]) -> list[Citation]:
-    """Each citation with the independent origins among its sources and their dates."""
+def weighed(
+    citations: list[Citation], sources: list[Source], ledger: Mapping[int, Evidence], language: str
+) -> list[Citation]:
+    """Each citation with the independent origins that state it and its sources' dates.
+
+    A source counts when it states the sentence: the one its quote is from, and any other it
+    cites whose words and figures carry it alone (``check_sentence``). Citing three copies, or
+    a page beside the one that says it, adds no origin. A removed sentence has none; an
+    unchecked one counts what it cites (the report says it was not checked).
+    """
     by_id = {s["id"]: s for s in sources}
     out = []
     for c in citations:
         cited = [by_id[i] for i in c["sources"] if i in by_id]
-        origins = len({s.get("origin_group", s["id"]) for s in cited})
+        if c["verdict"] == "removed":
+            backers: list[Source] = []
+        elif c["verdict"] == "unchecked":
+            backers = cited
+        else:
+            said = c["sentence"] or c["original"]
+            backers = [s for s in cited if s["id"] == c["quote_source"]
+                       or check_sentence(said, [s["id"]], ledger,
+                                         language=language).outcome == "supported"]  # fmt: skip
+            if not backers and c["quote_source"] in by_id:
+                backers = [by_id[c["quote_source"]]]
+        origins = len({s.get("origin_group", s["id"]) for s in backers})
         out.append(
             Citation(**{**c, "origins": origins, "published": [s["published"] for s in cited]})
         )
@@ -191,9 +212,11 @@ async def finish_report(
                                      state.get("disagreements_found") or [], verdicts,
                                      checked=ctx.check_citations)  # fmt: skip
     changes.update(removals)  # a disagreement goes whole, whatever its sides' own verdicts
+    ledger = ledger_evidence(state["sources"], state["pages"])
     citations = weighed([c for check, c in zip(checks, citations, strict=True)
                          if (check["unit"], check["index"]) not in removals
-                         or c["verdict"] == "removed"], state["sources"])  # fmt: skip
+                         or c["verdict"] == "removed"], state["sources"], ledger,
+                        language_code(state["language"]))  # fmt: skip
     body = edit(state["draft"], state["language"], changes)
     # "ok" promises a report citing a page read: judged on the checked text, before the closing
     # section of open gaps (the model's words) is added.

@@ -29,9 +29,9 @@ def weight_line(cite: Mapping[str, Any]) -> str:
         return ""
     origins = int(cite.get("origins") or 0)
     pages = len(cite.get("sources") or [])
-    said = plural(origins, "independent origin")
-    if pages > origins:
-        said += f" ({plural(pages, 'source')}: copies of one text count once)"
+    said = plural(origins, "independent origin") + (" state it" if origins != 1 else " states it")
+    if pages > origins and cite.get("verdict") != "removed":
+        said += f" (of {plural(pages, 'source')} cited: copies of one text count once)"
     return f'<span class="weight">{escape(said)} · {escape(_dates(cite.get("published") or []))}</span>'
 
 
