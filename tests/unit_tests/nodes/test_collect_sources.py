@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -28,12 +28,12 @@ def digest(url: str, text: str, published: str, round_: int, order: int) -> dict
 async def test_an_earlier_source_found_a_copy_in_a_later_round_is_noted_then() -> None:
     reprint = digest("https://news.example/reprint", RELEASE + " Reprinted with permission.",
                      "2024-03-05", 1, 0)  # fmt: skip
-    first = await collect_sources({"pages": [reprint], "round": 1}, runtime())  # type: ignore[arg-type]
+    first = await collect_sources(cast(Any, {"pages": [reprint], "round": 1}), runtime())
     assert [s["copy_of"] for s in first["sources"]] == [None]
     assert not [p for p in first["provenance"] if p["outcome"] == "weighed"]
     original = digest("https://operator.example/release", RELEASE, "2024-03-01", 2, 1)
     state = {"pages": [reprint, original], "round": 2, "sources": first["sources"]}
-    second = await collect_sources(state, runtime())  # type: ignore[arg-type]
+    second = await collect_sources(cast(Any, state), runtime())
     by_url = {s["url"]: s for s in second["sources"]}
     assert by_url["https://news.example/reprint"]["copy_of"] == by_url[original["url"]]["id"]
     weighed = [p["subject"] for p in second["provenance"] if p["outcome"] == "weighed"]
