@@ -19,7 +19,7 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from deskresearch.config.context import Context, resolve
+from deskresearch.config.context import Context, resolve, settings_of
 from deskresearch.errors import FetchError, OutOfScope, RefusedURL, ServiceError
 from deskresearch.progress import emit, note
 from deskresearch.records import Extracted, Outcome, Provenance
@@ -107,8 +107,11 @@ def _digest(
     )
 
 
-def snippet_fallback(task: PageTask, reason: str) -> dict[str, Any]:
-    """Use the search snippet when the page itself could not be read; reject if there is none."""
+def snippet_fallback(task: PageTask, reason: str, since: str = "") -> dict[str, Any]:
+    """Use the search snippet when the page itself could not be read; reject if there is none.
+
+    A snippet has no publication date: with ``since`` set it is kept and marked undated.
+    """
     snippet = " ".join(task["snippet"].split())
     if len(snippet) < MIN_SNIPPET_CHARS:
         return {
@@ -118,11 +121,13 @@ def snippet_fallback(task: PageTask, reason: str) -> dict[str, Any]:
             ],
         }
     page = _digest(task, text=snippet, title=task["title"], site="", published="", origin="snippet")
+    undated = dating(task["url"], "", since)
     return {
         "chunks": [snippet],
         "page": page,
         "provenance": [
-            note("read_page", task["url"], "fallback", f"{reason}; using the search snippet")
+            note("read_page", task["url"], "fallback", f"{reason}; using the search snippet"),
+            *([undated] if undated else []),
         ],
     }
 
@@ -181,7 +186,7 @@ async def read_page(
     except FetchError as exc:
         if exc.transient:
             raise  # the node's RetryPolicy retries; read_failed falls back after the last try
-        update = snippet_fallback(state, f"fetch failed: {exc.reason}")
+        update = snippet_fallback(state, f"fetch failed: {exc.reason}", ctx.since)
         emit(runtime, "read_page", "fallback", url=url, reason=exc.reason)
         return update
     extracted = read.extracted
@@ -193,7 +198,7 @@ async def read_page(
                 "chunks": [],
                 "provenance": [*read.cache_note, note("read_page", url, "blocked", reason)],
             }
-        return snippet_fallback(state, "no main content could be extracted")
+        return snippet_fallback(state, "no main content could be extracted", ctx.since)
     reason = block_reason(extracted.text, extracted.title, ctx.min_page_chars)
     if reason:
         emit(runtime, "read_page", "rejected", url=url, reason=reason)
@@ -276,4 +281,5 @@ def read_failed(state: PageTask, error: NodeError) -> Command[Any]:
     if not isinstance(exc, ServiceError):
         raise exc
     reason = exc.reason if isinstance(exc, FetchError) else str(exc)
-    return Command(update=snippet_fallback(state, f"fetch failed after retries: {reason}"))
+    since = settings_of(state).since
+    return Command(update=snippet_fallback(state, f"fetch failed after retries: {reason}", since))

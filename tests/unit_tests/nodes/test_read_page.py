@@ -82,6 +82,13 @@ async def test_read_page_falls_back_to_the_snippet_when_the_fetch_fails() -> Non
     assert "http_404" in update["provenance"][0]["reason"]
 
 
+async def test_a_snippet_read_under_since_is_kept_and_marked_undated() -> None:
+    update = await read(task(), FakeFetcher({}), Context(since="2024-01-01"))
+    assert update["page"]["origin"] == "snippet" and update["page"]["published"] == ""
+    (line,) = [p for p in update["provenance"] if p["outcome"] == "flagged"]
+    assert line["reason"].startswith("undated:") and "since=2024-01-01" in line["reason"]
+
+
 async def test_read_page_without_snippet_records_a_failure() -> None:
     update = await read(task(snippet=""), FakeFetcher({}))
     assert update["chunks"] == [] and update["provenance"][0]["outcome"] == "failed"
