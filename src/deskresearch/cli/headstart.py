@@ -159,7 +159,13 @@ def _send(
     body: dict[str, Any],
     after: Future[None] | None = None,
 ) -> None:
-    """POST the request once the pre-flight passed; any problem gives None (asked as usual)."""
+    """POST the request once the pre-flight passed.
+
+    A refusal or a malformed answer gives None (asked as usual); a timeout, a lost connection,
+    a 429 or a 5xx a transient ModelCallError, which the retry layer waits out before asking.
+    """
+    import httpx  # imported already: ``client`` is one
+
     if after is not None and after.exception() is not None:  # waits for it; a paid call
         client.close()  # must not leave for a run that cannot start
         into.set_result(None)
@@ -171,6 +177,9 @@ def _send(
     try:
         with client:
             response = client.post(url, json=body, headers=headers)
+        if response.status_code in (408, 409, 429) or response.status_code >= 500:
+            into.set_exception(_busy(body, url, response))  # the retry layer's backoff
+            return
         if response.status_code == 200:
             data = response.json()
             usage = data.get("usage") or {}
@@ -179,6 +188,22 @@ def _send(
                 input_tokens=int(usage.get("prompt_tokens") or 0),
                 output_tokens=int(usage.get("completion_tokens") or 0),
             )
+    except httpx.TransportError as exc:  # sent, maybe paid: not again at once
+        from deskresearch.errors import ModelCallError
+
+        into.set_exception(ModelCallError(f"{body['model']} at {url} unreachable: {exc!r} "
+                                          "(is the server running?)", transient=True))  # fmt: skip
+        return
     except Exception:  # noqa: BLE001 - the usual call reports whatever went wrong
         reply = None
     into.set_result(reply)
+
+
+def _busy(body: dict[str, Any], url: str, response: httpx.Response) -> Exception:
+    """A 429 or 5xx to the early request: a transient error, waited out by the retry layer."""
+    from deskresearch.errors import ModelCallError
+    from deskresearch.services.model.retry import retry_after
+
+    code = response.status_code
+    return ModelCallError(f"{body['model']} at {url} answered HTTP {code}", transient=True,
+                          status=code, retry_after=retry_after(response))  # fmt: skip

@@ -12,7 +12,7 @@ import pytest
 
 from deskresearch.cli.command import build_parser
 from deskresearch.cli.headstart import begin, prepare
-from deskresearch.errors import ConfigError
+from deskresearch.errors import ConfigError, ModelCallError
 from deskresearch.graph import build_graph
 from deskresearch.prompts import keywords as prompt
 from deskresearch.services.model.early import HeadStart
@@ -157,3 +157,20 @@ def test_a_run_whose_search_settings_fail_sends_nothing(web: FakeWeb, tmp_path: 
     with pytest.raises(ConfigError, match="is not a folder"):
         prepare(ns, env(web))
     assert web.log == []
+
+
+@pytest.mark.parametrize("fault", ["http_500", "http_429"])
+def test_a_busy_server_gives_the_retry_layer_a_transient_error_not_a_resend(
+    web: FakeWeb, fault: str
+) -> None:
+    web.model.fail("Keywords", fault)
+    head = started(web)
+    error = head.reply.exception(timeout=30)
+    assert isinstance(error, ModelCallError) and error.transient
+    assert error.status == int(fault[-3:]) and len(keyword_calls(web)) == 1
+
+
+async def test_a_run_whose_head_start_met_a_500_asks_again_after_a_backoff(web: FakeWeb) -> None:
+    web.model.fail("Keywords", "http_500")
+    out = await run_with(web, started(web))
+    assert out["status"] == "ok" and len(keyword_calls(web)) == 2
