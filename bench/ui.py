@@ -16,6 +16,7 @@ headless chromium. Prints, against the targets of the issue ([3/5]):
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -93,8 +94,12 @@ def three_at_once(
     return statuses, wall, delays
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Measure, print the table."""
+    p = argparse.ArgumentParser(prog="python -m bench.ui", description=__doc__.split("\n")[0])
+    p.add_argument("--python", default="", help="run the server with this interpreter (an "
+                   "install as the README's first command makes it: its RSS is the user's)")  # fmt: skip
+    args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from bench.cli_mode import LATENCY, describe_latency
     from bench.run import TOPICS
@@ -104,7 +109,7 @@ def main() -> int:
 
     with web_process(LATENCY) as (web, _), tempfile.TemporaryDirectory() as tmp:
         started = time.monotonic()
-        with served(web, Path(tmp)) as desk, browser.chromium() as chromium:
+        with served(web, Path(tmp), python=args.python) as desk, browser.chromium() as chromium:
             answered = time.monotonic() - started
             pid = desk.process.pid
             context = chromium.new_context()
@@ -138,7 +143,7 @@ def main() -> int:
          "all ok", statuses == ["ok"] * 3),
     ]  # fmt: skip
     print(f"deskresearch ui against the loopback web ({describe_latency(LATENCY)}); "
-          "chromium headless")  # fmt: skip
+          f"chromium headless; server: {args.python or sys.executable}")  # fmt: skip
     print("| measure | result | target | met |\n|---|---|---|---|")
     for measure, result, target, met in rows:
         print(f"| {measure} | {result} | {target} | {('yes' if met else 'NO') if target else ''} |")

@@ -54,13 +54,16 @@ class Desk:
 
 
 @contextmanager
-def served(web: FakeWeb, folder: Path, *args: str) -> Iterator[Desk]:
-    """Run ``deskresearch ui`` on ``folder``'s store and reports until the block ends."""
+def served(web: FakeWeb, folder: Path, *args: str, python: str = "") -> Iterator[Desk]:
+    """Run ``deskresearch ui`` on ``folder``'s store and reports until the block ends.
+
+    ``python``: the interpreter to run it with (another install's; default this one).
+    """
     store, reports, log = folder / "runs.sqlite", folder / "reports", folder / "ui.log"
     env = loopback_env(web, DESKRESEARCH_CHECKPOINTS=str(store))
     with log.open("w") as errors:
         process = subprocess.Popen(
-            [sys.executable, "-m", "deskresearch", "ui", "--no-browser", "--port", "0",
+            [python or sys.executable, "-m", "deskresearch", "ui", "--no-browser", "--port", "0",
              "-o", str(reports), *args],
             env=env, stdout=subprocess.PIPE, stderr=errors, text=True, cwd=folder,
         )  # fmt: skip
