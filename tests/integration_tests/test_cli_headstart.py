@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.integration_tests.test_cli import cli
 from tests.support.loopback import FakeWeb
 
@@ -24,3 +26,14 @@ def test_the_first_model_call_is_the_head_start_and_is_not_repeated(
     usage = json.loads(result.read_text())["usage"]
     row = next(u for u in usage if u["stage"] == "generate_keywords")
     assert (row["calls"], row["output_tokens"]) == (1, keywords[0].tokens_out)
+
+
+def test_the_command_never_imports_openai_s_aiohttp_transport(web: FakeWeb, tmp_path: Path) -> None:
+    """Where aiohttp is installed (Ray's extra), openai would import it: 12 MB nobody uses."""
+    pytest.importorskip("aiohttp")
+    proc = cli(web, TOPIC, "-o", str(tmp_path), "-q", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert proc.returncode == 0, proc.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
+                if line.startswith("import time:")}  # fmt: skip
+    assert "openai" in imported  # the client was imported
+    assert not [name for name in imported if name.startswith("aiohttp")]
