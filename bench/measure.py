@@ -61,6 +61,9 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
 
     A page depends only on the quickest query whose ranking listed it (no barrier between
     ranking and reading is a dependency); the calls after the pages wait for every query.
+    When the run fetched pages while they were ranked (``prefetch_pages``: a fetch started
+    before the ranking that listed it ended), a page waits for the longer of its fetch and
+    that ranking, both after the search.
 
     Every model call of any other step (the outline, the report, judging and repairing its
     citations) comes after all pages and is counted as one serial chain, except steps that make
@@ -78,21 +81,30 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
     tail += max(sections, default=0.0) + max(judged, default=0.0) - _beside(after)
 
     searches = [c for c in log if c.kind == "search"]
-    per_query: dict[str, float] = defaultdict(float)
+    searched: dict[str, float] = defaultdict(float)
     for c in searches:
         if c.key in queries:
-            per_query[c.key] += c.seconds
+            searched[c.key] += c.seconds
+    ranking: dict[str, float] = defaultdict(float)
+    ranked_at: dict[str, float] = {}  # page path → when the first ranking listing it ended
     listed: dict[str, set[str]] = defaultdict(set)  # page path → queries whose ranking saw it
     for c in model:
         if c.key == "Ranking" and (m := _QUERY.search(text := _user_text(c.body))):
-            per_query[m.group(1)] += c.seconds
+            ranking[m.group(1)] += c.seconds
             for url in _LISTED_URL.findall(text):
-                listed[urlsplit(url).path].add(m.group(1))
+                path = urlsplit(url).path
+                listed[path].add(m.group(1))
+                ranked_at[path] = min(ranked_at.get(path, c.started + c.seconds),
+                                      c.started + c.seconds)  # fmt: skip
+    per_query = {q: searched[q] + ranking[q] for q in set(searched) | set(ranking)}
     all_queries = max(per_query.values(), default=0.0)
     fetch: dict[str, float] = defaultdict(float)
+    fetched_at: dict[str, float] = {}
     for c in log:
         if c.kind == "fetch":
             fetch[c.key] += c.seconds
+            fetched_at[c.key] = min(fetched_at.get(c.key, c.started), c.started)
+    ahead = any(p in ranked_at and t < ranked_at[p] for p, t in fetched_at.items())
     chunk: dict[str, float] = defaultdict(float)
     reduce: dict[str, float] = defaultdict(float)
     for c in model:
@@ -103,11 +115,14 @@ def critical_path(log: list[Call], queries: list[str]) -> float:
         elif m and c.key == "PageFacts":
             reduce[path] += c.seconds
 
-    def ranked(path: str) -> float:  # a page no ranking listed waits for them all
-        return min((per_query[q] for q in listed[path] if q in per_query), default=all_queries)
+    def fetched(path: str) -> float:  # its fetch's end; a page no ranking listed waits for all
+        ends = [searched[q] + (max(ranking[q], fetch[path]) if ahead else
+                               ranking[q] + fetch[path])
+                for q in listed[path] if q in per_query]  # fmt: skip
+        return min(ends, default=all_queries + fetch[path])
 
     pages = set(fetch) | set(chunk)
-    page_path = max((ranked(p) + fetch[p] + chunk[p] + reduce[p] for p in pages), default=0.0)
+    page_path = max((fetched(p) + chunk[p] + reduce[p] for p in pages), default=0.0)
     return (
         plan_start(log, queries) + _seq(log, "QueryPlan") + max(all_queries, page_path) + tail
     )  # fmt: skip
