@@ -188,6 +188,8 @@ def _send(
                 input_tokens=int(usage.get("prompt_tokens") or 0),
                 output_tokens=int(usage.get("completion_tokens") or 0),
             )
+    except httpx.UnsupportedProtocol:  # a URL without http(s)://: the usual call names it
+        reply = None
     except httpx.TransportError as exc:  # sent, maybe paid: not again at once
         from deskresearch.errors import ModelCallError
 

@@ -131,6 +131,9 @@ def _agree_any(a: list[Quantity], b: list[Quantity]) -> bool:
     return any(agree(q, r) for q in a for r in b)
 
 
+_ONLY_A_YEAR = re.compile(r"\d{4}")
+
+
 def _years_of_figure(claim: str) -> set[int]:
     """The years that date a fact's figure: those of its clause or of a short opening one.
 
@@ -143,7 +146,9 @@ def _years_of_figure(claim: str) -> set[int]:
     if not with_figure:
         return years(claim)
     opening = clauses[0] if len(clauses[0].split()) <= 4 else ""
-    return set().union(years(opening), *(years(c) for c in with_figure))
+    # A clause that is only a year: a date's ("On March 3, 2018, ..." split at its commas), "(2019)".
+    dates = [c for c in clauses if _ONLY_A_YEAR.fullmatch(c.strip())]
+    return set().union(years(opening), *(years(c) for c in [*with_figure, *dates]))
 
 
 def when(side: Sequence[FactRef]) -> int | None:

@@ -205,7 +205,7 @@ _WITNESSES = (
     r"rapports|fuentes|informes|medios|fonti|rapporti)"
 )
 _SAY = (
-    r"(?:confirm\w*|report\w*|agree\w*|say|said|state\w*|show\w*|indicate\w*|suggest\w*|"
+    r"(?:confirm\w*|report\w*|agree\w*|say|said|told|tell|state\w*|show\w*|indicate\w*|suggest\w*|"
     r"corroborat\w*|bestätig\w*|bericht\w*|berichten|stimmen|zeigen|confirment|indiquent|"
     r"rapportent|concordent|affirment|confirman|informan|coinciden|confermano|riportano)"
 )

@@ -41,6 +41,12 @@ _LOWER = re.compile(
     r"plus de|au moins|más de|al menos|oltre|più di|almeno)\W{0,3}$",
     re.IGNORECASE,
 )
+# "no more than 100" is a ceiling, "not less than 10" a floor: read before the plain words.
+_NEGATED = re.compile(
+    r"\b(?:no|not|nicht|pas|non)\s+(?P<dir>more|greater|higher|mehr|plus|più|"
+    r"less|fewer|lower|weniger|moins|meno)\s+(?:than|als|de|di)\W{0,3}$",
+    re.IGNORECASE,
+)
 _UPPER = re.compile(
     r"\b(?:under|less than|fewer than|up to|below|at most|unter|weniger als|bis zu|höchstens|"
     r"moins de|jusqu'à|au plus|menos de|hasta|meno di|fino a)\W{0,3}$",
@@ -62,6 +68,7 @@ class Quantity:
     percent: bool
     hedged: bool
     bound: str = ""  # "lower" (more than, at least), "upper" (up to, under) or "" (the figure)
+    scale: int = 0  # the power of ten its scale word gives ("million": 6)
 
     def __str__(self) -> str:
         """The figure as the fact writes it."""
@@ -105,10 +112,18 @@ def quantities(text: str) -> list[Quantity]:
         if percent:
             written += "%"
         before = spaced[max(0, m.start() - 20) : m.start()]
-        bound = "lower" if _LOWER.search(before) else "upper" if _UPPER.search(before) else ""
         hedged = bool(_HEDGES.search(before))
-        found.append(Quantity(written, _scaled(plain, scale), percent, hedged, bound))
+        found.append(Quantity(written, _scaled(plain, scale), percent, hedged, _bound(before),
+                              scale))  # fmt: skip
     return found
+
+
+def _bound(before: str) -> str:
+    """Whether the words before a figure make it a floor ("lower"), a ceiling ("upper") or not."""
+    if m := _NEGATED.search(before):
+        up = m["dir"].casefold() in ("more", "greater", "higher", "mehr", "plus", "più")
+        return "upper" if up else "lower"
+    return "lower" if _LOWER.search(before) else "upper" if _UPPER.search(before) else ""
 
 
 def years(text: str) -> set[int]:
@@ -122,22 +137,32 @@ def _close(a: Decimal, b: Decimal, tolerance: Decimal) -> bool:
     return big == 0 or abs(a - b) / big <= tolerance
 
 
-def _step(value: Decimal) -> Decimal:
-    """The unit of a figure's last written digit: 1,200 → 100, 3.24 → 0.01, 1.2 million → 10^5."""
-    exponent = value.normalize().as_tuple().exponent
-    return Decimal(10) ** exponent if isinstance(exponent, int) else Decimal(1)
+def _step(value: Decimal, scale: int) -> Decimal:
+    """The unit of a figure's last written digit: 3.24 → 0.01, 1.2 million → 10^5, 1,200 → 100.
+
+    A whole number under 1,000 is taken as exact ("10%", "20 plants", "150 jobs": 1), one of
+    1,000 or more as rounded at its last non-zero digit ("1,200", "45,000").
+    """
+    digits = (value / (Decimal(10) ** scale)).normalize()
+    exponent = digits.as_tuple().exponent
+    if not isinstance(exponent, int):  # pragma: no cover - values() gives finite decimals
+        return Decimal(1)
+    if exponent > 0 and abs(digits) < 1000:
+        exponent = 0
+    return Decimal(10) ** (exponent + scale)
 
 
-def _precisions(x: Decimal, y: Decimal, percent: bool) -> bool:
-    """Whether ``x`` and ``y`` can be one figure written at two precisions.
+def _precisions(a: Quantity, b: Quantity, x: Decimal, y: Decimal, *, widen: int = 1) -> bool:
+    """Whether ``x`` (of ``a``) and ``y`` (of ``b``) can be one figure at two precisions.
 
     Within half the coarser one's last digit ("3.2%" and "3.24%", "12" and "12.3 percent",
-    "1.2 million" and "1,249,000"); a count must also be within 5%, so a round "1,000" is not
-    taken for "1,400". Percentages compare in points.
+    "1.2 million" and "1,249,000"; ``widen`` 2: a whole digit, for a hedged figure); a count
+    must also be within 5%, so a round "1,000" is not taken for "1,400". Percentages compare
+    in points.
     """
-    if abs(x - y) > max(_step(x), _step(y)) / 2:
+    if abs(x - y) * 2 > max(_step(x, a.scale), _step(y, b.scale)) * widen:
         return False
-    return percent or _close(x, y, ROUNDED_TOLERANCE)
+    return a.percent or _close(x, y, ROUNDED_TOLERANCE)
 
 
 def _meets(bound: Quantity, figure: Quantity) -> bool:
@@ -167,9 +192,9 @@ def agree(a: Quantity, b: Quantity) -> bool:
     hedged = a.hedged or b.hedged
     for x in a.values:
         for y in b.values:
-            if _precisions(x, y, a.percent):
+            if _precisions(a, b, x, y, widen=2 if hedged else 1):
                 return True
-            if hedged and (_close(x, y, HEDGED_TOLERANCE) or (a.percent and abs(x - y) <= 1)):
+            if hedged and _close(x, y, HEDGED_TOLERANCE):
                 return True
     return False
 

@@ -29,7 +29,12 @@ def weight_line(cite: Mapping[str, Any]) -> str:
         return ""
     origins = int(cite.get("origins") or 0)
     pages = len(cite.get("sources") or [])
-    said = plural(origins, "independent origin") + (" state it" if origins != 1 else " states it")
+    if cite.get("verdict") == "unchecked":  # what it cites, not what was found to state it
+        said = plural(origins, "independent origin") + " cited, not checked"
+    else:
+        said = plural(origins, "independent origin") + (
+            " state it" if origins != 1 else " states it"
+        )
     if pages > origins and cite.get("verdict") != "removed":
         said += f" (of {plural(pages, 'source')} cited: copies of one text count once)"
     return f'<span class="weight">{escape(said)} · {escape(_dates(cite.get("published") or []))}</span>'

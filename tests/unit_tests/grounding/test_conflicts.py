@@ -93,6 +93,11 @@ def test_two_precisions_of_one_figure_agree_in_points_for_percentages() -> None:
     assert agree(q("1.2 million tonnes")[0], q("1,249,000 tonnes")[0])
     assert not agree(q("3.5% of sales")[0], q("4.1% of sales")[0])
     assert not agree(q("12 plants")[0], q("13 plants")[0])
+    # A whole number under 1,000 is exact: "10%" is no rounding of "14%", nor "20" of "21".
+    assert not agree(q("10% unemployment")[0], q("14% unemployment")[0])
+    assert not agree(q("100% of homes")[0], q("149% of homes")[0])
+    assert not agree(q("20 plants")[0], q("21 plants")[0])
+    assert not agree(q("about 0.2% of sales")[0], q("1.1% of sales")[0])
 
 
 def test_a_bound_agrees_with_a_figure_that_meets_it() -> None:
@@ -101,6 +106,9 @@ def test_a_bound_agrees_with_a_figure_that_meets_it() -> None:
     assert not agree(q("up to 20% of sales")[0], q("25% of sales")[0])
     assert not agree(q("more than 5000 jobs")[0], q("under 1000 jobs")[0])
     assert agree(q("more than 1000 jobs")[0], q("up to 2500 jobs")[0])
+    assert not agree(q("no more than 100 people")[0], q("500 people")[0])  # a ceiling
+    assert agree(q("no more than 100 people")[0], q("80 people")[0])
+    assert not agree(q("not less than 10 people")[0], q("5 people")[0])  # a floor
 
 
 def test_same_time_different_values_are_a_disagreement_and_agreeing_origins_one_side() -> None:
@@ -138,3 +146,7 @@ def test_a_figure_is_dated_by_its_own_clause_else_by_its_page() -> None:
     opened = "The plant, opened in 2015, recycled 45,000 tonnes"  # 2015 dates the opening
     assert when([fact(1, 1, 1, opened, "2023-05-02")]) == 2023
     assert when([fact(1, 1, 1, opened)]) is None
+    assert (
+        when([fact(1, 1, 1, "On March 3, 2018, the plant recycled 45,000 t", "2024-05-01")]) == 2018
+    )
+    assert when([fact(1, 1, 1, "Revenue was 5 billion dollars (2019)", "2024-05-01")]) == 2019

@@ -81,3 +81,8 @@ def test_overstated_finds_words_about_the_reports_own_sources_only() -> None:
     assert overstated("Both sources agree on the figure [1][2].")
     assert not overstated("Two studies found lower emissions [1].")
     assert not overstated("The company has different sites in Europe [1].")
+    assert overstated("Several sources told Reuters the plant would close [2].")
+    assert overstated("According to multiple reports, the plant closes in June [1].")
+    assert not overstated("The WHO has published several reports on the disease [1].")
+    assert not overstated("Fraudsters opened many accounts at the bank [3].")
+    assert not overstated("The village relies on several water sources [2].")

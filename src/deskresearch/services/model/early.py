@@ -172,11 +172,15 @@ class EarlyCalls:
             response = await self._client(spec).post(
                 url, json=body, headers=headers, timeout=spec.timeout_s
             )
+        except httpx.UnsupportedProtocol:
+            return None  # a URL without http(s)://: the usual call names the setting
         except httpx.TransportError as exc:
             # Sent, maybe answered and paid: asking again at once would double it. The retry
             # layer waits and asks again, as for the usual call's timeout.
             raise ModelCallError(f"{spec.model} at {url} unreachable: {exc!r} (is the server "
                                  "running?)", transient=True) from exc  # fmt: skip
+        except Exception:  # noqa: BLE001 - a bad proxy or port setting: the usual call says it
+            return None
         code = response.status_code
         if code in (408, 409, 429) or code >= 500:  # busy: the retry layer's backoff, not now
             raise ModelCallError(f"{spec.model} at {url} answered HTTP {code}", transient=True,

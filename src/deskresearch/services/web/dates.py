@@ -39,6 +39,8 @@ _SPAN = re.compile(
     r"avant|après|desde|hasta|antes|después|dal|fino|prima|dopo)\b",
     re.IGNORECASE,
 )
+# The author or agency between a label and its date: "by Reuters, ", "by Jane Doe on ".
+_BYLINE = re.compile(r"^by\s+[^,|:]{1,40}?(?:,\s*|\s+on\s+)", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _AMBIGUOUS = re.compile(r"\b(\d{1,2})/(\d{1,2})/\d{4}\b")  # 03/12/2024: March or December?
 
@@ -86,8 +88,10 @@ def dateline(text: str) -> str:
     for line in [ln for ln in lines if ln][:HEAD_LINES]:
         for part in re.split(r"\s[|·]\s", line):
             part = part.strip(_MARKUP)
-            if (m := _LABEL.match(part)) and (m["sep"] or _STARTS_AS_DATE.match(part[m.end() :])):
-                segment = part[m.end() : m.end() + _SEGMENT]  # "Published: ...", "Posted 3 May"
+            if (m := _LABEL.match(part)) and (
+                m["sep"] or _STARTS_AS_DATE.match(rest := _BYLINE.sub("", part[m.end() :]))
+            ):  # "Published: ...", "Posted 3 May", "Published by Reuters, 3 May 2024"
+                segment = (part[m.end() :] if m["sep"] else rest)[:_SEGMENT]
             elif m := _PLACE.match(part):
                 segment = re.split(r"\s[—–-]\s|\s[—–]", part[m.end() :], maxsplit=1)[0][:_SEGMENT]
             elif _only_a_date(part):

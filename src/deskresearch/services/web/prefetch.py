@@ -55,10 +55,7 @@ class Prefetcher:
                 continue
             task = loop.create_task(self._inner.fetch(url, limits=limits), name=f"prefetch {url}")
             task.add_done_callback(_retrieve)
-            stale = self._held.pop((url, limits), None)
-            if stale is not None:
-                stale[1].cancel()
-            self._held[(url, limits)] = (loop.time(), task)
+            self._held[(url, limits)] = (loop.time(), task)  # _prune dropped any stale one
             while len(self._held) > self._keep:
                 _, (_, oldest) = self._held.popitem(last=False)
                 oldest.cancel()

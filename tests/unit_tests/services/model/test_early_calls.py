@@ -99,3 +99,12 @@ async def test_a_timeout_is_a_transient_error_and_the_request_is_not_sent_twice(
         web.release()
     assert raised.value.transient
     assert web.model_agents and all("(early)" in agent for agent in web.model_agents)
+
+
+async def test_a_url_without_its_scheme_goes_the_usual_way_not_as_an_outage(web: FakeWeb) -> None:
+    from deskresearch.services.model.early import EarlyCalls
+
+    spec = context_for(web).summary_spec()
+    got = await EarlyCalls({}).ask(messages(), QueryPlan.model_json_schema(), spec,
+                                   web.base.removeprefix("http://") + "/v1", "key")  # fmt: skip
+    assert got is None and plan_calls(web) == []  # nothing sent: the usual call names the URL

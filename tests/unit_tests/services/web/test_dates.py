@@ -32,6 +32,8 @@ BODY = "Battery recycling plants in Europe recovered more lithium this year than
     ("12 people died on 3 March 2024", ""),  # a sentence with a date in it
     ("Date of the next meeting to be announced, 3 March 2024", ""),
     ("Updated 3 May 2024", "2024-05-03"),
+    ("Published by Reuters, 3 May 2024", "2024-05-03"),
+    ("Posted by Jane Doe on 3 May 2024", "2024-05-03"),
     ("12. März 2024, 10:30", "2024-03-12"),
 ])  # fmt: skip
 def test_dateline_reads_a_date_the_head_states_and_nothing_else(head: str, expected: str) -> None:
