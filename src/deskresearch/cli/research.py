@@ -39,7 +39,8 @@ class Research:
         from deskresearch.services.model.headstart import HeadStartChat
         from deskresearch.services.model.llm import OpenAIChat
 
-        # The client is imported on a thread (run): calls before it is ready go early (model.early).
+        # The client is imported on a thread once the first early call leaves: calls before it
+        # is ready go early (model.early).
         llm: Any = OpenAIChat(early=True)
         if prepared and prepared.head is not None:  # the head start's answer, where it fits
             llm = HeadStartChat(llm, prepared.head)
@@ -78,9 +79,9 @@ class Research:
                 plan = await self.session.resume(self.thread, self.sources)
             if plan.finished:
                 return self.said(await self.session.run(plan))
-            from deskresearch.services.model.llm import import_client_soon
-
-            import_client_soon()  # while start_run, the keywords and the searches run
+            # The model client is imported on a thread once the first early call leaves (the
+            # plan), not here: here it would take the interpreter from the graph's start and
+            # hold back the keyword searches (bench --cli: 0.25-0.44 s a run on 2 cores).
             with self.showing(plan.topic):
                 outcome = await self.session.run(plan, on_event=self.event, tracker=self.tracker)
         return self.said(outcome)

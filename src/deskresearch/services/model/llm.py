@@ -1,7 +1,7 @@
 """ChatService over langchain-openai's ChatOpenAI: any OpenAI-compatible endpoint.
 
-The client (langchain-openai and openai: about a second of CPU to import, a quarter of it
-openai's aiohttp transport) is imported at the first call, not with the graph. The CLI's client
+The client (langchain-openai and openai: about a second of CPU to import; the command keeps
+openai's aiohttp transport out) is imported at the first call, not with the graph. The CLI's client
 (``early=True``) sends its first structured calls without it (``model.early``) and imports it on a
 thread while the first of them waits on the network (``import_client_soon``).
 
