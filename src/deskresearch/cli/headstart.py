@@ -34,8 +34,11 @@ from deskresearch.services.model.early import (
     HeadStart,
     Prompt,
     asked_differently,
+    busy,
     headers_for,
+    reply_of,
     request_body,
+    unreachable,
 )
 from deskresearch.services.storage.cache_store import answer_key, stored
 from deskresearch.services.storage.checkpoints import default_location
@@ -173,39 +176,19 @@ def _send(
     if not into.set_running_or_notify_cancel():  # the run stopped waiting already
         client.close()
         return
-    reply: EarlyReply | None = None
     try:
         with client:
             response = client.post(url, json=body, headers=headers)
-        if response.status_code in (408, 409, 429) or response.status_code >= 500:
-            into.set_exception(_busy(body, url, response))  # the retry layer's backoff
-            return
-        if response.status_code == 200:
-            data = response.json()
-            usage = data.get("usage") or {}
-            reply = EarlyReply(
-                content=str(data["choices"][0]["message"].get("content") or ""),
-                input_tokens=int(usage.get("prompt_tokens") or 0),
-                output_tokens=int(usage.get("completion_tokens") or 0),
-            )
     except httpx.UnsupportedProtocol:  # a URL without http(s)://: the usual call names it
-        reply = None
-    except httpx.TransportError as exc:  # sent, maybe paid: not again at once
-        from deskresearch.errors import ModelCallError
-
-        into.set_exception(ModelCallError(f"{body['model']} at {url} unreachable: {exc!r} "
-                                          "(is the server running?)", transient=True))  # fmt: skip
+        into.set_result(None)
         return
-    except Exception:  # noqa: BLE001 - the usual call reports whatever went wrong
-        reply = None
-    into.set_result(reply)
-
-
-def _busy(body: dict[str, Any], url: str, response: httpx.Response) -> Exception:
-    """A 429 or 5xx to the early request: a transient error, waited out by the retry layer."""
-    from deskresearch.errors import ModelCallError
-    from deskresearch.services.model.retry import retry_after
-
-    code = response.status_code
-    return ModelCallError(f"{body['model']} at {url} answered HTTP {code}", transient=True,
-                          status=code, retry_after=retry_after(response))  # fmt: skip
+    except httpx.TransportError as exc:  # sent, maybe paid: not again at once
+        into.set_exception(unreachable(body["model"], url, exc))
+        return
+    except Exception:  # noqa: BLE001 - a bad proxy setting: the usual call reports it
+        into.set_result(None)
+        return
+    if (error := busy(body["model"], url, response)) is not None:
+        into.set_exception(error)
+        return
+    into.set_result(reply_of(response))

@@ -165,9 +165,6 @@ class EarlyCalls:
         url = (base or OPENAI_DEFAULT_URL).rstrip("/") + "/chat/completions"
         import httpx
 
-        from deskresearch.errors import ModelCallError
-        from deskresearch.services.model.retry import retry_after
-
         try:
             response = await self._client(spec).post(
                 url, json=body, headers=headers, timeout=spec.timeout_s
@@ -175,25 +172,53 @@ class EarlyCalls:
         except httpx.UnsupportedProtocol:
             return None  # a URL without http(s)://: the usual call names the setting
         except httpx.TransportError as exc:
-            # Sent, maybe answered and paid: asking again at once would double it. The retry
-            # layer waits and asks again, as for the usual call's timeout.
-            raise ModelCallError(f"{spec.model} at {url} unreachable: {exc!r} (is the server "
-                                 "running?)", transient=True) from exc  # fmt: skip
+            raise unreachable(spec.model, url, exc) from exc
         except Exception:  # noqa: BLE001 - a bad proxy or port setting: the usual call says it
             return None
-        code = response.status_code
-        if code in (408, 409, 429) or code >= 500:  # busy: the retry layer's backoff, not now
-            raise ModelCallError(f"{spec.model} at {url} answered HTTP {code}", transient=True,
-                                 status=code, retry_after=retry_after(response))  # fmt: skip
-        try:
-            if code != 200:
-                return None  # a refused method, a wrong key or model: the usual call says which
-            data = response.json()
-            counted = data.get("usage") or {}
-            return EarlyReply(
-                content=str(data["choices"][0]["message"].get("content") or ""),
-                input_tokens=int(counted.get("prompt_tokens") or 0),
-                output_tokens=int(counted.get("completion_tokens") or 0),
-            )
-        except Exception:  # noqa: BLE001 - the usual call reports whatever went wrong
-            return None
+        if (error := busy(spec.model, url, response)) is not None:
+            raise error
+        return reply_of(response)
+
+
+def unreachable(model: str, url: str, exc: Exception) -> Exception:
+    """A timeout or a lost connection after an early request left: transient for the retry layer.
+
+    Sent, maybe answered and paid: asking again at once would double it. The retry layer waits
+    and asks again, as for the usual call's timeout.
+    """
+    from deskresearch.errors import ModelCallError
+
+    return ModelCallError(f"{model} at {url} unreachable: {exc!r} (is the server running?)",
+                          transient=True)  # fmt: skip
+
+
+def busy(model: str, url: str, response: httpx.Response) -> Exception | None:
+    """A 408/409/429/5xx answer as a transient error (the retry layer's backoff, not now)."""
+    code = response.status_code
+    if code not in (408, 409, 429) and code < 500:
+        return None
+    from deskresearch.errors import ModelCallError
+    from deskresearch.services.model.retry import retry_after  # not at import: it is heavier
+
+    return ModelCallError(f"{model} at {url} answered HTTP {code}", transient=True, status=code,
+                          retry_after=retry_after(response))  # fmt: skip
+
+
+def reply_of(response: httpx.Response) -> EarlyReply | None:
+    """The answer of a 200, else None.
+
+    None for a refused method, a wrong key or model, or a malformed body: the usual call then
+    says which.
+    """
+    if response.status_code != 200:
+        return None
+    try:
+        data = response.json()
+        counted = data.get("usage") or {}
+        return EarlyReply(
+            content=str(data["choices"][0]["message"].get("content") or ""),
+            input_tokens=int(counted.get("prompt_tokens") or 0),
+            output_tokens=int(counted.get("completion_tokens") or 0),
+        )
+    except Exception:  # noqa: BLE001 - the usual call reports whatever went wrong
+        return None
