@@ -138,9 +138,9 @@ class ModelFields:
             json_schema_extra=MODELS,
             ge=1,
             le=256,
-            description="Model calls in flight at once per endpoint, across all branches of a run.",
+            description="Model calls in flight at once per endpoint, across all branches of a run. A local server (Ollama) answers a few at once and queues the rest, whose model_timeout_s runs while they wait: set it to the number the server serves at once (OLLAMA_NUM_PARALLEL).",
         ),
-    ] = 8
+    ] = 16
     model_requests_per_s: Annotated[
         float,
         Field(

@@ -35,6 +35,7 @@ from multiprocessing import spawn as mp_spawn
 from typing import Any, TypeVar
 
 from deskresearch.errors import ConfigError
+from deskresearch.services.priority import NORMAL, URGENT, PriorityGate
 
 T = TypeVar("T")
 
@@ -170,6 +171,9 @@ class WorkerPool:
         self._hands = ThreadPoolExecutor(
             16, thread_name_prefix="deskresearch-submit", initializer=_block_interrupts
         )
+        # A job goes to a worker only when one is free, so an urgent job waits for the jobs
+        # running, never for those queued before it.
+        self._gate = PriorityGate(max(self.workers, 1))
 
     def _executor(self) -> Executor:
         with self._lock:
@@ -209,7 +213,11 @@ class WorkerPool:
         _warming_thread_setup()
         self._warm()
 
-    def _call(self, job: Callable[[], T], ticket: _Ticket) -> T:
+    def _call(self, job: Callable[[], T], ticket: _Ticket, priority: int) -> T:
+        with self._gate.passing(priority):
+            return self._submit(job, ticket)
+
+    def _submit(self, job: Callable[[], T], ticket: _Ticket) -> T:
         while True:
             pool = self._executor()
             try:
@@ -240,9 +248,17 @@ class WorkerPool:
             pool.shutdown(wait=False, cancel_futures=True)  # a stuck thread cannot be killed
 
     async def run(
-        self, fn: Callable[..., T], *args: Any, deadline_s: float | None = None, **kwargs: Any
+        self,
+        fn: Callable[..., T],
+        *args: Any,
+        deadline_s: float | None = None,
+        urgent: bool = False,
+        **kwargs: Any,
     ) -> T:
         """Run ``fn(*args, **kwargs)`` in a worker (``fn`` must be a module-level function).
+
+        An ``urgent`` job (one that finishes work already started) goes to the next free
+        worker before the jobs that are waiting.
 
         Raises:
             WorkerCrashed: the worker died on this job.
@@ -250,7 +266,8 @@ class WorkerPool:
         """
         job, ticket = partial(fn, *args, **kwargs), _Ticket()
         loop = asyncio.get_running_loop()
-        handed = loop.run_in_executor(self._hands, self._call, job, ticket)
+        priority = URGENT if urgent else NORMAL
+        handed = loop.run_in_executor(self._hands, self._call, job, ticket, priority)
         try:
             return await asyncio.wait_for(handed, deadline_s)
         except TimeoutError:

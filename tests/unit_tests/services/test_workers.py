@@ -1,15 +1,18 @@
 """Worker processes as an embedding user's script meets them: saved as a file, run, interrupted."""
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from deskresearch.services.workers import WorkerPool
+from tests.support.jobs import record, wait_for_release
 
 ROOT = Path(__file__).parents[3]
 
@@ -110,3 +113,31 @@ async def test_terminate_stops_idle_workers_without_waiting() -> None:
     assert all(_ended(p.pid) for p in procs)
     assert await pool.run(double, 2) == 4  # a later job starts a new pool
     pool.close()
+
+
+async def _until(check: Callable[[], bool]) -> None:
+    """Wait for a state (a file, a count), at most two minutes."""
+    deadline = time.monotonic() + 120
+    while not check():
+        assert time.monotonic() < deadline, "the state never came"
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.anyio
+async def test_an_urgent_job_goes_to_the_next_free_worker_before_jobs_that_wait(
+    tmp_path: Path,
+) -> None:
+    pool = WorkerPool(workers=1)
+    started, released, order = tmp_path / "started", tmp_path / "released", tmp_path / "order"
+    try:
+        busy = asyncio.ensure_future(pool.run(wait_for_release, str(started), str(released), 1))
+        await _until(started.exists)
+        waiting = [asyncio.ensure_future(pool.run(record, str(order), tag)) for tag in "ab"]
+        await _until(lambda: pool._gate.waiting() == 2)  # noqa: SLF001 - the state to wait for
+        waiting.append(asyncio.ensure_future(pool.run(record, str(order), "c", urgent=True)))
+        await _until(lambda: pool._gate.waiting() == 3)  # noqa: SLF001
+        released.touch()
+        assert await busy == 2 and await asyncio.gather(*waiting) == ["a", "b", "c"]
+        assert order.read_text().split() == ["c", "a", "b"]
+    finally:
+        pool.close()

@@ -109,10 +109,27 @@ def count_tokens(text: str) -> int:
     return len(enc.encode(text, disallowed_special=()))
 
 
+EVEN_SLACK_PCT = 10  # a piece may be this much above the even share: paragraphs are not cut
+
+
+def even_size(total: int, max_tokens: int) -> int:
+    """The piece size that splits ``total`` tokens into as few pieces as ``max_tokens`` allows,
+    of about even size (with room for paragraph ends), never above ``max_tokens``.
+
+    Filling each piece to the limit would leave a short last one: 6,300 + 2,800 tokens instead
+    of two of 4,550. Each piece is one summary call, and a call's time is its output, which grows
+    with its text: the page is summarised when its longest piece is.
+    """
+    pieces = -(-total // max_tokens)
+    return min(max_tokens, -(-total * (100 + EVEN_SLACK_PCT) // (100 * pieces)))
+
+
 def split_text(text: str, max_tokens: int) -> list[str]:
-    """Split on paragraphs, then lines, then words, into pieces of at most ``max_tokens``."""
+    """Split on paragraphs, then lines, then words, into pieces of at most ``max_tokens``,
+    of about even size (``even_size``)."""
+    size = even_size(count_tokens(text), max_tokens)
     splitter = RecursiveCharacterTextSplitter(
-        chunk_size=max_tokens, chunk_overlap=0, length_function=count_tokens
+        chunk_size=size, chunk_overlap=0, length_function=count_tokens
     )
     return [c for c in splitter.split_text(text) if c.strip()]
 
@@ -150,7 +167,9 @@ class TiktokenCounter:
         if surely_fits(text, max_tokens):  # no tokenizer needed
             return [text] if text.strip() else []
         try:
-            return await self.pool.run(split_text, text, max_tokens)
+            # Urgent: the page's extraction is done, its summaries wait for this, not for the
+            # extraction of pages that came after it.
+            return await self.pool.run(split_text, text, max_tokens, urgent=True)
         except WorkerCrashed:
             # The text is already extracted: split it here, still off the event loop.
             return await asyncio.to_thread(split_text, text, max_tokens)

@@ -153,6 +153,19 @@ async def test_split_keeps_every_piece_under_the_limit() -> None:
     assert "Paragraph 29." in pieces[-1]
 
 
+async def test_a_long_text_is_split_into_even_pieces_not_full_ones_and_a_remainder() -> None:
+    counter = TiktokenCounter()
+    text = "\n\n".join(f"Paragraph {i}. " + "word " * 40 for i in range(30))
+    total = counter.count(text)
+    assert 1000 < total < 2000  # two pieces of at most 1,000 tokens
+    pieces = await counter.split(text, max_tokens=1000)
+    sizes = [counter.count(p) for p in pieces]
+    assert len(pieces) == 2 and max(sizes) <= 1000
+    # Filled to the limit, the second piece would hold what the first left: under 40 %.
+    assert min(sizes) >= 0.4 * total, sizes
+    assert "Paragraph 0." in pieces[0] and "Paragraph 29." in pieces[-1]
+
+
 @pytest.mark.parametrize(
     ("name", "window"),
     [
