@@ -240,7 +240,7 @@ class ModelSpec:
     base_url: str  # "" → OPENAI_BASE_URL or the OpenAI default
     method: Literal["auto", "json_schema", "function_calling", "json_mode", "text"]
     timeout_s: float
-    max_concurrent: int = 8  # calls in flight to this endpoint, across all branches
+    max_concurrent: int = 16  # calls in flight to this endpoint, across all branches
     requests_per_s: float = 0.0  # requests started per second to this endpoint (0: unpaced)
     max_attempts: int = 4  # per call, for 429/5xx/timeouts
     backoff_s: float = 1.0  # first retry delay; doubles per attempt, with jitter

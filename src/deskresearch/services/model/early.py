@@ -2,8 +2,8 @@
 
 Light on purpose (no client library): the CLI imports it before the research path. Importing
 langchain-openai and openai costs about a second of CPU; the CLI does it on a thread while its
-first steps wait on the network (``llm.import_client_soon``). The head start (``cli.headstart``)
-sends generate_keywords' request before the graph exists; an ``OpenAIChat(early=True)`` sends the
+first steps wait on the network (``client_import``). The head start (``cli.headstart``) sends
+generate_keywords' request before the graph exists; an ``OpenAIChat(early=True)`` sends the
 structured calls that come before the import is done (plan_queries, on a 2-core machine) the
 same way: the request ChatOpenAI would send for a ``json_schema`` answer (``request_body``; a
 test compares the two), with plain httpx. Either only ever saves time: whatever it cannot do is
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -118,26 +118,24 @@ class EarlyCalls:
 
     Args:
         environ: where the OpenAI headers' variables and ``OPENAI_PROXY`` are read.
-        http: the client to send with (tests pass one on a MockTransport); default: its own.
+        http: the client to send with, or what gives it for a spec (the chat service's, which
+            ChatOpenAI uses too); default: its own (``model.http``).
     """
 
-    def __init__(self, environ: Mapping[str, str], http: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        environ: Mapping[str, str],
+        http: httpx.AsyncClient | Callable[[ModelSpec], httpx.AsyncClient] | None = None,
+    ) -> None:
         self._env = environ
         self._http = http
 
     def _client(self, spec: ModelSpec) -> httpx.AsyncClient:
         if self._http is None:
-            import httpx
+            from deskresearch.services.model.http import async_client
 
-            from deskresearch.services.web.tls import tls_context
-
-            self._http = httpx.AsyncClient(
-                timeout=httpx.Timeout(spec.timeout_s, connect=min(spec.timeout_s, 5.0)),
-                proxy=self._env.get("OPENAI_PROXY") or None,  # as ChatOpenAI; HTTP(S)_PROXY too
-                follow_redirects=True,  # as the openai client
-                verify=tls_context(),
-            )
-        return self._http
+            self._http = async_client(self._env, spec.timeout_s)
+        return self._http(spec) if callable(self._http) else self._http
 
     async def ask(
         self,

@@ -3,7 +3,7 @@
 The client (langchain-openai and openai: about a second of CPU to import; the command keeps
 openai's aiohttp transport out) is imported at the first call, not with the graph. The CLI's client
 (``early=True``) sends its first structured calls without it (``model.early``) and imports it on a
-thread while the first of them waits on the network (``import_client_soon``).
+thread while the first of them waits on the network (``client_import``).
 
 One retry layer: ChatOpenAI's own retries are off (``max_retries=0``); transient failures become
 ``ModelCallError(transient=True)`` carrying the status and ``Retry-After``, and
@@ -12,14 +12,10 @@ One retry layer: ChatOpenAI's own retries are off (``max_retries=0``); transient
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import sys
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -39,8 +35,10 @@ from deskresearch.prompts.common import JSON_MODE_INSTRUCTION
 from deskresearch.records import ModelSpec, Stage, Usage
 from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.base import M, Reply
+from deskresearch.services.model.client_import import client_imported, import_client_soon
 from deskresearch.services.model.early import EarlyCalls
 from deskresearch.services.model.early import client_imported as client_imported_now
+from deskresearch.services.model.http import async_client, sync_client
 from deskresearch.services.model.retry import retry_after
 from deskresearch.services.model.structured import (
     Method,
@@ -117,8 +115,9 @@ class OpenAIChat:
     ) -> None:
         self._api_key = api_key
         self._http = http_async_client
+        self._given = http_async_client is not None  # a test's transport: ChatOpenAI's sync too
         self._env = os.environ if environ is None else environ
-        self._early = EarlyCalls(self._env, http_async_client) if early else None
+        self._early = EarlyCalls(self._env, self._async_http) if early else None
         self._client_ready = client_ready
         # One client per (model, endpoint, timeout): a run's budget or limits must not make a
         # new client that outlives the run.
@@ -152,9 +151,16 @@ class OpenAIChat:
                 api_key=SecretStr(key or "not-needed"),
                 timeout=spec.timeout_s,
                 max_retries=0,
-                http_async_client=self._http,
+                http_async_client=self._async_http(spec),
+                http_client=None if self._given else sync_client(self._env, spec.timeout_s),
             )
         return self._models[client]
+
+    def _async_http(self, spec: ModelSpec) -> httpx.AsyncClient:
+        """The given client, else one of ours on the shared TLS context (``model.http``)."""
+        if self._http is None:
+            self._http = async_client(self._env, spec.timeout_s)
+        return self._http
 
     async def structured(
         self, messages: Sequence[BaseMessage], schema: type[M], *, spec: ModelSpec, stage: Stage
@@ -298,34 +304,3 @@ class OpenAIChat:
                 f"{spec.model} at {base} unreachable: {exc} (is the server running?)",
                 transient=True,
             ) from exc
-
-
-def _import_client() -> None:
-    try:
-        import_module("langchain_openai")
-    except Exception:  # noqa: BLE001 - a broken install: the first call raises it, once
-        pass
-
-
-_importing: list[threading.Thread] = []  # the one import thread of this process, once started
-
-
-def import_client_soon() -> threading.Thread:
-    """Start importing the model client on a thread (once), so a call need not wait for it.
-
-    For a caller whose next steps need no client (the CLI: the head start answered the
-    keywords, the early calls go out without it): the import's CPU fills a network wait.
-    """
-    if not _importing:
-        thread = threading.Thread(target=_import_client, name="import-langchain-openai",
-                                  daemon=True)  # fmt: skip
-        thread.start()
-        _importing.append(thread)
-    return _importing[0]
-
-
-async def client_imported() -> None:
-    """Import the model client off the event loop, once: a served graph's first call."""
-    # In sys.modules but without ChatOpenAI yet: another thread is still importing it.
-    if not hasattr(sys.modules.get("langchain_openai"), "ChatOpenAI"):
-        await asyncio.to_thread(import_module, "langchain_openai")

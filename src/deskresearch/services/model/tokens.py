@@ -113,9 +113,9 @@ EVEN_SLACK_PCT = 10  # a piece may be this much above the even share: paragraphs
 
 
 def even_size(total: int, max_tokens: int) -> int:
-    """The piece size that splits ``total`` tokens into as few pieces as ``max_tokens`` allows,
-    of about even size (with room for paragraph ends), never above ``max_tokens``.
+    """The size of even pieces: as few as ``max_tokens`` allows, never above it.
 
+    Each piece may run ``EVEN_SLACK_PCT`` above the even share, so paragraphs need not be cut.
     Filling each piece to the limit would leave a short last one: 6,300 + 2,800 tokens instead
     of two of 4,550. Each piece is one summary call, and a call's time is its output, which grows
     with its text: the page is summarised when its longest piece is.
@@ -125,8 +125,7 @@ def even_size(total: int, max_tokens: int) -> int:
 
 
 def split_text(text: str, max_tokens: int) -> list[str]:
-    """Split on paragraphs, then lines, then words, into pieces of at most ``max_tokens``,
-    of about even size (``even_size``)."""
+    """Split on paragraphs, then lines, then words, into even pieces of at most ``max_tokens``."""
     size = even_size(count_tokens(text), max_tokens)
     splitter = RecursiveCharacterTextSplitter(
         chunk_size=size, chunk_overlap=0, length_function=count_tokens
