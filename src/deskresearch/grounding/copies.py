@@ -99,11 +99,24 @@ def _host(url: str) -> str:
     return host.removeprefix("www.")
 
 
-def _names(page: Page, other: Page) -> bool:
-    """Whether ``page``'s text names ``other`` as where it comes from."""
+@dataclass(frozen=True)
+class _Folded:
+    """What ``_names`` reads of a page, made once per page (not once per pair)."""
+
+    text: str  # casefolded
+    windows: tuple[str, ...]  # what follows each attribution word, ATTRIBUTION_WINDOW long
+
+
+def _folded(page: Page) -> _Folded:
     text = page.text.casefold()
+    ends = (m.end() for m in _ATTRIBUTION.finditer(text))
+    return _Folded(text, tuple(text[end : end + ATTRIBUTION_WINDOW] for end in ends))
+
+
+def _names(page: Page, other: Page, read: _Folded) -> bool:
+    """Whether ``page``'s text (``read``) names ``other`` as where it comes from."""
     address = other.url.split("://", 1)[-1].rstrip("/").casefold()
-    if len(address) > 8 and address in text:
+    if len(address) > 8 and address in read.text:
         return True
     # A site name short enough to be a common word ("News") names nothing.
     site = other.site.strip().casefold()
@@ -111,24 +124,21 @@ def _names(page: Page, other: Page) -> bool:
     same_publisher = _host(page.url) == _host(other.url) and page.site.casefold() == site
     if not marks or same_publisher:  # a site naming itself (a footer's "Source: ...")
         return False
-    for m in _ATTRIBUTION.finditer(text):
-        window = text[m.end() : m.end() + ATTRIBUTION_WINDOW]
-        if any(mark in window for mark in marks):
-            return True
-    return False
+    return any(mark in window for window in read.windows for mark in marks)
 
 
 def links(pages: Sequence[Page], words: dict[int, list[str]]) -> list[Link]:
     """Every pair of sources code finds to be of one origin, with the reason."""
     seqs = {p.id: _shingles(words[p.id]) for p in pages}
     sets = {pid: set(seq) for pid, seq in seqs.items()}
+    read = {p.id: _folded(p) for p in pages}
     found: list[Link] = []
     for a, b in combinations(pages, 2):
-        if _names(a, b):
+        if _names(a, b, read[a.id]):
             found.append(Link(a.id, b.id, f"names source [{b.id}] ({_host(b.url)}) as its source",
                               f"named as its source by source [{a.id}]"))  # fmt: skip
             continue
-        if _names(b, a):
+        if _names(b, a, read[b.id]):
             found.append(Link(b.id, a.id, f"names source [{a.id}] ({_host(a.url)}) as its source",
                               f"named as its source by source [{b.id}]"))  # fmt: skip
             continue
@@ -145,6 +155,10 @@ def links(pages: Sequence[Page], words: dict[int, list[str]]) -> list[Link]:
             reason = f"carries {share}% of the text of source [{original.id}]"
             inverse = f"{share}% of its text is in source [{copy.id}]"
             found.append(Link(copy.id, original.id, reason, inverse))
+            continue
+        if shared < PASSAGE_WORDS - SHINGLE + 1:
+            # Too few shingles in common for a passage that long (a passage that repeats its
+            # own 8-grams could be missed: no prose does).
             continue
         run = _longest_run(seqs[copy.id], sets[original.id])
         if run >= PASSAGE_WORDS:

@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
@@ -39,9 +39,9 @@ from deskresearch.services.model.client_import import client_imported, import_cl
 from deskresearch.services.model.early import EarlyCalls
 from deskresearch.services.model.early import client_imported as client_imported_now
 from deskresearch.services.model.http import async_client, sync_client
-from deskresearch.services.model.retry import retry_after
 from deskresearch.services.model.structured import (
     Method,
+    json_schema,
     methods_for,
     parse_tolerant,
     strip_reasoning,
@@ -49,7 +49,6 @@ from deskresearch.services.model.structured import (
 from deskresearch.state import merge_usage
 
 if TYPE_CHECKING:
-    import openai
     from langchain_openai import ChatOpenAI
 
 
@@ -79,15 +78,6 @@ def salvage(raw: Any, schema: type[M]) -> M:
 def trace_config(stage: Stage, *tags: str) -> RunnableConfig:
     """Name and tag one model call by its stage, so traces read as the graph does."""
     return {"run_name": f"{stage} model", "tags": [f"stage:{stage}", *tags]}
-
-
-_CONTEXT_LENGTH = ("context_length", "context length", "maximum context", "context window")
-
-
-def is_context_length(exc: openai.APIStatusError) -> bool:
-    """Tell a too-long prompt from other bad requests (OpenAI's code, vLLM/llama.cpp prose)."""
-    text = f"{getattr(exc, 'code', '') or ''} {exc.message}".lower()
-    return any(marker in text for marker in _CONTEXT_LENGTH)
 
 
 class OpenAIChat:
@@ -122,6 +112,7 @@ class OpenAIChat:
         # One client per (model, endpoint, timeout): a run's budget or limits must not make a
         # new client that outlives the run.
         self._models: dict[tuple[str, str, float], ChatOpenAI] = {}
+        self._runnables: dict[tuple[int, type, Method], Any] = {}  # (id of a model above, ...)
         self._rejected: set[tuple[tuple[str, str], Method]] = set()  # (endpoint, model), method
 
     def _endpoint(self, spec: ModelSpec) -> tuple[str | None, str | None]:
@@ -156,6 +147,20 @@ class OpenAIChat:
             )
         return self._models[client]
 
+    def _runnable(
+        self,
+        model: ChatOpenAI,
+        schema: type[M],
+        method: Literal["json_schema", "function_calling", "json_mode"],
+    ) -> Any:
+        """``model``'s structured-output runnable for ``schema``, built once (it keeps no state)."""
+        key = (id(model), schema, method)
+        if key not in self._runnables:
+            self._runnables[key] = model.with_structured_output(
+                json_schema(schema), method=method, include_raw=True
+            )
+        return self._runnables[key]
+
     def _async_http(self, spec: ModelSpec) -> httpx.AsyncClient:
         """The given client, else one of ours on the shared TLS context (``model.http``)."""
         if self._http is None:
@@ -179,7 +184,7 @@ class OpenAIChat:
         if self._early and methods[0] == "json_schema" and not self._client_ready():
             import_client_soon()  # while this call waits on the network, not before
             base, key = self._endpoint(spec)
-            got = await self._early.ask(messages, schema.model_json_schema(), spec, base, key)
+            got = await self._early.ask(messages, json_schema(schema), spec, base, key)
             if got is not None:
                 usage = Usage(stage=stage, model=spec.model, input_tokens=got.input_tokens,
                               output_tokens=got.output_tokens, calls=1)  # fmt: skip
@@ -220,7 +225,7 @@ class OpenAIChat:
         msgs = list(messages)
         if method in ("json_mode", "text"):
             # Neither carries the schema to the server: it has to be in the prompt.
-            schema_text = json.dumps(schema.model_json_schema())
+            schema_text = json.dumps(json_schema(schema))
             msgs.append(SystemMessage(JSON_MODE_INSTRUCTION.format(schema=schema_text)))
         # JSON answers are useless token by token: keep them out of `messages` streams
         # ("nostream" for LangGraph, "langsmith:nostream" for LangSmith and the server).
@@ -233,9 +238,7 @@ class OpenAIChat:
         else:
             # A dict schema, not the class: the openai client would parse a class itself and
             # raise on a bad answer before include_raw could hand us the answer and its usage.
-            runnable = model.with_structured_output(
-                schema.model_json_schema(), method=method, include_raw=True
-            )
+            runnable = self._runnable(model, schema, method)
             out = await self._call(partial(runnable.ainvoke, config=config), msgs, spec)
             raw, parsed = out.get("raw"), out.get("parsed")
         usage = usage_of(raw, stage=stage, model=spec.model)
@@ -263,44 +266,14 @@ class OpenAIChat:
         return Reply(strip_reasoning(content), usage, truncated=finish == "length")
 
     async def _call(self, fn: Any, messages: list[BaseMessage], spec: ModelSpec) -> Any:
-        """Run one call, translating openai errors into ours."""
-        import openai  # imported by _model already: a lookup
-
+        """Run one call, translating openai errors into ours (``model.call_errors``)."""
         base = mask_secrets(spec.base_url or self._env.get("OPENAI_BASE_URL") or "api.openai.com")
         try:
             return await fn(messages)
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise ConfigError(
-                f"the model endpoint {base} rejected the API key ({exc.status_code}): "
-                "check OPENAI_API_KEY"
-            ) from exc
-        except openai.NotFoundError as exc:
-            raise ConfigError(
-                f"model {spec.model!r} is not served at {base}: pick one it has "
-                "(--summary-model / --report-model)"
-            ) from exc
-        except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
-            raise ModelOutputError(f"{spec.model} stopped early: {exc}") from exc
-        except (ValidationError, json.JSONDecodeError) as exc:
-            # json_schema parsing happens inside the openai client, before include_raw can help.
-            raise ModelOutputError(
-                f"{spec.model} returned malformed structured output: {exc}"
-            ) from exc
-        except openai.APIStatusError as exc:
-            code = exc.status_code
-            if code == 400 and is_context_length(exc):
-                raise ContextLengthError(
-                    f"{spec.model}: the prompt is longer than its context window ({exc.message})",
-                    status=code,
-                ) from exc
-            raise ModelCallError(
-                f"{spec.model} at {base} answered HTTP {code}: {exc.message}",
-                transient=code in (408, 409, 429) or code >= 500,
-                status=code,
-                retry_after=retry_after(exc.response),
-            ) from exc
-        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-            raise ModelCallError(
-                f"{spec.model} at {base} unreachable: {exc} (is the server running?)",
-                transient=True,
-            ) from exc
+        except Exception as exc:
+            # Imported here: it imports openai, which a command imports on a thread (client_import).
+            from deskresearch.services.model.call_errors import translated
+
+            if (ours := translated(exc, spec.model, base)) is None:
+                raise
+            raise ours from exc

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Literal
+from functools import cache
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from deskresearch.errors import ModelOutputError
 from deskresearch.services.base import M
@@ -67,3 +68,16 @@ def parse_tolerant(text: str, schema: type[M]) -> M:
                 )
     preview = " ".join(cleaned.split())[:120]
     raise ModelOutputError(f"{problem} ({preview!r})")
+
+
+def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """``schema``'s JSON schema, a fresh copy per call (a caller may change it).
+
+    Generated once per class: pydantic takes milliseconds of CPU for it, on every model call.
+    """
+    return json.loads(_schema_text(schema))  # type: ignore[no-any-return]
+
+
+@cache
+def _schema_text(schema: type[BaseModel]) -> str:
+    return json.dumps(schema.model_json_schema())
