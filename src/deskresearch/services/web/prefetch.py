@@ -18,9 +18,10 @@ A result ranked out costs its extraction (CPU, never tokens).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from deskresearch.errors import FetchError
 from deskresearch.records import Extracted, FetchedPage, FetchLimits, Validators
@@ -31,6 +32,7 @@ FRESH_S = 120.0  # a page fetched longer ago than this is fetched again (another
 Held = tuple[float, "asyncio.Task[FetchedPage]"]  # when the fetch started, and the fetch
 
 
+T = TypeVar("T")
 Body = bytes | str
 Extraction = tuple[Body, "asyncio.Task[Extracted | None]"]  # the body it reads, and the task
 
@@ -39,6 +41,25 @@ def _retrieve(task: asyncio.Task[Any]) -> None:
     """Take a finished prefetch's error, so a page nobody read logs no "never retrieved" error."""
     if not task.cancelled():
         task.exception()
+
+
+class _Dropped(Exception):
+    """The held task was cancelled (evicted, or another run's), not the read awaiting it."""
+
+
+async def _taken(task: asyncio.Task[T]) -> T:
+    """The held task's result; a read cancelled meanwhile leaves the task for another read.
+
+    Raises:
+        _Dropped: the task itself was cancelled: do the work anew.
+    """
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # this read was cancelled (the run stops), not only the held task
+        raise _Dropped from None
 
 
 class Prefetcher:
@@ -124,11 +145,9 @@ class Prefetcher:
         task = self._fresh(url, limits) if validators is None else None
         if task is not None:
             try:
-                return await asyncio.shield(task)  # a cancelled read leaves the page held
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise  # this read was cancelled (the run stops), not only the prefetch
+                return await _taken(task)
+            except _Dropped:
+                pass  # evicted: fetched anew
             except FetchError as exc:
                 if not exc.transient:
                     raise  # what the fetch would say again (a 404, a refused URL)
@@ -159,10 +178,6 @@ class Preread:
         """The extraction the prefetch started for this body, else a new one (same errors)."""
         task = self._pages.extraction(body)
         if task is not None:
-            try:
-                return await asyncio.shield(task)  # a cancelled read leaves it for another
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise  # this read was cancelled (the run stops), not only the extraction
+            with contextlib.suppress(_Dropped):  # evicted: extracted anew
+                return await _taken(task)
         return await self._inner.extract(body, url=url, content_type=content_type)
