@@ -45,7 +45,7 @@ TOPICS = [
 
 async def _one(params: dict[str, Any]) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
-    from deskresearch.services.model.llm import client_imported
+    from deskresearch.services.model.client_import import client_imported
     from tests.support.hostile import PAGES
     from tests.support.runs import context_for, graph_for
 
