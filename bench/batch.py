@@ -25,6 +25,7 @@ from typing import Any
 
 from bench.measure import children_peak_rss_mb, peak_overlap
 from bench.web import ROOT, web_process
+from deskresearch.config.context import Context
 
 TOPICS = [
     "How are lithium-ion batteries from electric cars recycled?",
@@ -40,7 +41,7 @@ TOPICS = [
     "How are microplastics measured in rivers?",
     "Why do train tickets cost more than flights?",
 ]
-MODEL_CALLS = 8  # Context.max_model_calls, the default
+MODEL_CALLS = Context().max_model_calls  # the default limit
 PG_PORT = "55434"
 
 

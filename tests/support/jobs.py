@@ -43,3 +43,16 @@ def record(path: str, tag: str) -> str:
     with open(path, "a", encoding="utf-8") as f:
         f.write(tag + "\n")
     return tag
+
+
+def logged_wait(log: str, release: str, n: int) -> int:
+    """Append a line to ``log`` at each start, then run until ``release`` exists (two minutes)."""
+    import time
+    from pathlib import Path
+
+    with open(log, "a", encoding="utf-8") as f:
+        f.write("started\n")
+    deadline = time.monotonic() + 120
+    while not Path(release).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return n * 2

@@ -147,7 +147,7 @@ class PageFields:
         Field(
             title="Fetch results while they are ranked",
             json_schema_extra=PAGES,
-            description="Start fetching a query's results as soon as its search answers, while the ranking call decides which are read, and extract each as it arrives: the chosen pages are read sooner; the others are fetched, extracted and dropped unread (bytes and CPU, never tokens). The network policy, the domain scope and the fetch limits apply as to every read. Off with review_plan (nothing is fetched before the review). false: only the ranked pages are fetched.",
+            description="Start fetching a query's results as soon as its search answers, while the ranking call decides which are read: the chosen pages are read sooner; the others are fetched and dropped unread (bytes, never tokens). The network policy, the domain scope and the fetch limits apply as to every read. Off with review_plan (nothing is fetched before the review). false: only the ranked pages are fetched.",
         ),
     ] = True
     allow_hosts: Annotated[

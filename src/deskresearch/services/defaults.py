@@ -27,7 +27,7 @@ from deskresearch.services.storage.cache_store import CacheStore
 from deskresearch.services.storage.claims import PageClaims
 from deskresearch.services.web.extract import TrafilaturaExtractor
 from deskresearch.services.web.fetch import HttpFetcher
-from deskresearch.services.web.prefetch import Prefetcher, Preread
+from deskresearch.services.web.prefetch import Prefetcher
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,14 +81,11 @@ def default_services(
     """
     limiter = limiter or Limiter()
     store = CacheStore()  # outermost: a cache hit takes no slot, no retry and no budget
-    extract = extractor or TrafilaturaExtractor()
-    pages = Prefetcher(CachedFetcher(LimitedFetcher(fetcher or HttpFetcher(), limiter), store),
-                       extractor=extract)  # fmt: skip
     return Services(
         llm=CachedChat(RetryingChat(LimitedChat(llm or OpenAIChat(), limiter), limiter), store),
         search=CachedSearch(search_service(search), store),
-        fetcher=pages,
-        extractor=Preread(extract, pages),
+        fetcher=Prefetcher(CachedFetcher(LimitedFetcher(fetcher or HttpFetcher(), limiter), store)),
+        extractor=extractor or TrafilaturaExtractor(),
         tokens=tokens or TiktokenCounter(),
         limiter=limiter,
         claims=PageClaims(),

@@ -8,34 +8,31 @@ flight. Threads are no option for trafilatura: concurrent extractions
 in threads crashed the interpreter (SIGABRT in lxml). Where processes cannot be started (no
 ``sem_open``, e.g. some sandboxes) or ``workers=0``, one background thread does the work.
 
-Two things a spawned worker must not inherit from the process that embeds us:
-- **its ``__main__``**: multiprocessing re-runs the parent's main script in every spawned child
-  (as ``__mp_main__``), so an unguarded ``asyncio.run(main())`` in a user's ``example.py`` would
-  run the whole research again inside each worker. Workers only run module-level functions of
-  installed packages, so they are started without the main module (``_without_main``).
-- **Ctrl-C**: the terminal sends SIGINT to the whole process group. Workers are started with
-  SIGINT blocked (the mask survives exec, as the stdlib's resource tracker does it) and ignore
-  it, so only the main process decides what an interrupt means and no worker prints a traceback.
+How a worker starts (without the parent's ``__main__``, deaf to Ctrl-C, warmed up) is
+``worker_processes``'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import sys
 import threading
-import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from functools import cache, partial
-from multiprocessing import context as mp_context
-from multiprocessing import spawn as mp_spawn
 from typing import Any, TypeVar
 
 from deskresearch.errors import ConfigError
 from deskresearch.services.priority import NORMAL, URGENT, PriorityGate
+from deskresearch.services.worker_processes import (
+    WARMUPS,
+    WorkerContext,
+    block_interrupts,
+    start_worker,
+    warming_thread_setup,
+)
 
 T = TypeVar("T")
 
@@ -52,107 +49,32 @@ class _Ticket:
     """One job's fate, shared by the awaiting coroutine and the thread that hands it over."""
 
     abandoned = False  # its caller gave up (deadline): never run it again
+    submitted = False  # it reached a worker: a deadline past then means a stuck worker
     retried = False  # it was resubmitted once after another job's worker was killed
 
-
-def _exit_with_parent(parent: int) -> None:
-    """Exit when the process that started us is gone (killed with SIGKILL, it cannot say so)."""
-    while os.getppid() == parent:
-        time.sleep(1.0)
-    os._exit(0)
+    def __init__(self) -> None:
+        self.lock = threading.Lock()  # abandoned and submitted change together
 
 
-_spawning = threading.local()  # set while one of our pools starts a process in this thread
-_original_preparation = mp_spawn.get_preparation_data
-
-
-def _preparation_data(name: str) -> dict[str, Any]:
-    """What a spawned child is told about its parent; for our workers, nothing of ``__main__``."""
-    data: dict[str, Any] = _original_preparation(name)
-    if getattr(_spawning, "without_main", False):
-        data.pop("init_main_from_path", None)
-        data.pop("init_main_from_name", None)
-    return data
-
-
-class _WorkerProcess(mp_context.SpawnProcess):
-    """A spawned process that does not import or run the parent's ``__main__``."""
-
-    @staticmethod
-    def _Popen(process_obj: Any) -> Any:  # noqa: N802 - multiprocessing's name
-        # multiprocessing reads get_preparation_data from its module at launch; the wrapper
-        # is installed once and acts only in this thread, while this process starts.
-        mp_spawn.get_preparation_data = _preparation_data
-        _spawning.without_main = True
-        # SIGINT blocked right here, whatever this thread's mask became since it was set (the
-        # stdlib's resource tracker, started from the same thread, unblocks it after its own
-        # start): a Ctrl-C while the child imports would otherwise print its traceback.
-        blocked = hasattr(signal, "pthread_sigmask")
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
-        try:
-            return mp_context.SpawnProcess._Popen(process_obj)
-        finally:
-            _spawning.without_main = False
-            if mask is not None:
-                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-
-
-class _WorkerContext(mp_context.SpawnContext):
-    """The spawn start method, with processes that leave ``__main__`` alone."""
-
-    Process = _WorkerProcess
-
-
-def _block_interrupts() -> None:
-    """Block SIGINT in this thread; processes it starts inherit the mask (across exec)."""
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-
-
-WORKER_NICE = 5
-
-
-def _warming_thread_setup() -> None:
-    """Block SIGINT and, on Linux, lower this thread's priority: processes it starts inherit both.
-
-    On Linux the nice value belongs to the thread, so the event loop's thread keeps its own,
-    while the workers' start-up (interpreter, imports) no longer competes with the run's first
-    model call for the CPU. Elsewhere nice() would lower the whole process: skipped.
-    """
-    _block_interrupts()
-    if sys.platform == "linux":
-        os.nice(WORKER_NICE)
-
-
-_WARMUPS: list[Callable[[], object]] = []
-
-
-def warm_up_with(job: Callable[[], object]) -> None:
-    """Have every worker started from now on run ``job`` first (imports, models loaded up front).
-
-    ``job`` must be a module-level function: a worker imports it by name. The services that use
-    the workers register theirs, so this module imports none of them.
-    """
-    if job not in _WARMUPS:
-        _WARMUPS.append(job)
-
-
-def _start_worker(parent: int, warmups: tuple[Callable[[], object], ...]) -> None:
-    """Initializer of every worker: ignore Ctrl-C, then pay the imports and tokenizer up front."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):  # pending interrupts are now ignored, not delivered
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
-    # Lower priority: the event loop's process is on every request's path, workers on few.
-    # (Started by warm(), a worker already has it from its first instruction.)
-    if hasattr(os, "nice") and os.nice(0) < WORKER_NICE:
-        os.nice(WORKER_NICE - os.nice(0))
-    for job in warmups:
-        job()
+ABANDONED_POLL_S = 0.25  # how often a hand thread waiting on a job checks its caller gave up
 
 
 def _ready() -> bool:
     return True
+
+
+def _result(future: Future[T], ticket: _Ticket, name: str) -> T:
+    """The job's result; WorkerTimeout once its caller gave up (its place at the gate is freed).
+
+    A thread cannot be killed: without this, a job stuck in the thread fallback (no worker
+    processes) would hold the gate's one place, and every later job would wait behind it.
+    """
+    while True:
+        try:
+            return future.result(timeout=ABANDONED_POLL_S)
+        except FutureTimeout:
+            if ticket.abandoned:
+                raise WorkerTimeout(name) from None
 
 
 class WorkerPool:
@@ -169,7 +91,7 @@ class WorkerPool:
         # not run on the event loop (`langgraph dev` rejects them). These threads do it.
         # They block SIGINT, so the workers they start do too.
         self._hands = ThreadPoolExecutor(
-            16, thread_name_prefix="deskresearch-submit", initializer=_block_interrupts
+            16, thread_name_prefix="deskresearch-submit", initializer=block_interrupts
         )
         # A job goes to a worker only when one is free, so an urgent job waits for the jobs
         # running, never for those queued before it.
@@ -186,9 +108,9 @@ class WorkerPool:
             try:
                 return ProcessPoolExecutor(
                     self.workers,
-                    mp_context=_WorkerContext(),
-                    initializer=_start_worker,
-                    initargs=(os.getpid(), tuple(_WARMUPS)),
+                    mp_context=WorkerContext(),
+                    initializer=start_worker,
+                    initargs=(os.getpid(), tuple(WARMUPS)),
                 )
             except (OSError, NotImplementedError, ImportError):
                 pass  # no process support here: fall through to a thread
@@ -205,12 +127,12 @@ class WorkerPool:
     def warm(self) -> None:
         """Start the workers now, so the first page does not wait for them; returns at once.
 
-        A thread of its own starts them, at a lower priority (``_warming_thread_setup``).
+        A thread of its own starts them, at a lower priority (``worker_processes.warming_thread_setup``).
         """
         threading.Thread(target=self._warm_in_background, daemon=True).start()
 
     def _warm_in_background(self) -> None:
-        _warming_thread_setup()
+        warming_thread_setup()
         self._warm()
 
     def _call(self, job: Callable[[], T], ticket: _Ticket, priority: int) -> T:
@@ -218,10 +140,16 @@ class WorkerPool:
             return self._submit(job, ticket)
 
     def _submit(self, job: Callable[[], T], ticket: _Ticket) -> T:
+        name = getattr(getattr(job, "func", job), "__name__", "job")
         while True:
             pool = self._executor()
+            with ticket.lock:
+                if ticket.abandoned:  # its caller gave up while it waited: run nothing
+                    raise WorkerTimeout(name)
+                future = pool.submit(job)
+                ticket.submitted = True
             try:
-                return pool.submit(job).result()
+                return _result(future, ticket, name)
             except BrokenProcessPool:
                 with self._lock:
                     if self._pool is pool:
@@ -229,7 +157,6 @@ class WorkerPool:
                     killed = id(pool) in self._killed
             # A job that only shared a pool with one past its deadline runs again, once.
             if not killed or ticket.abandoned or ticket.retried:
-                name = getattr(getattr(job, "func", job), "__name__", "job")
                 raise WorkerCrashed(name) from None
             ticket.retried = True
 
@@ -271,8 +198,11 @@ class WorkerPool:
         try:
             return await asyncio.wait_for(handed, deadline_s)
         except TimeoutError:
-            ticket.abandoned = True
-            await loop.run_in_executor(self._hands, self._kill)
+            with ticket.lock:
+                ticket.abandoned = True
+                stuck = ticket.submitted
+            if stuck:  # not on the hand threads: they may all be waiting at the gate
+                await loop.run_in_executor(None, self._kill)
             raise WorkerTimeout(getattr(fn, "__name__", "job")) from None
 
     def close(self) -> None:

@@ -52,3 +52,15 @@ def test_the_tavily_client_parses_no_ca_bundle_again_and_keeps_its_proxies(
     assert http.headers["Authorization"] == "Bearer tvly-k"
     proxied = [m for pattern, m in http._mounts.items() if pattern.scheme == "https"]  # noqa: SLF001
     assert proxied and proxied[0] is not None
+
+
+def test_a_proxy_set_for_openai_goes_through_our_client_and_the_model_still_builds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ChatOpenAI reads OPENAI_PROXY itself and refuses it beside a client it is given.
+    monkeypatch.setenv("OPENAI_PROXY", "http://127.0.0.1:9")
+    chat = OpenAIChat(environ={"OPENAI_API_KEY": "k", "OPENAI_PROXY": "http://127.0.0.1:9"})
+    model = chat._model(SPEC)  # noqa: SLF001 - what the first usual call builds
+    http = model.http_async_client
+    assert isinstance(http, httpx.AsyncClient)
+    assert [p for p in http._mounts if p.matches(httpx.URL("https://api.openai.com"))]  # noqa: SLF001

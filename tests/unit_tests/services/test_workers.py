@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from deskresearch.services.workers import WorkerPool
-from tests.support.jobs import record, wait_for_release
+from deskresearch.services.workers import WorkerPool, WorkerTimeout
+from tests.support.jobs import logged_wait, record, wait_for_release
 
 ROOT = Path(__file__).parents[3]
 
@@ -140,4 +140,39 @@ async def test_an_urgent_job_goes_to_the_next_free_worker_before_jobs_that_wait(
         assert await busy == 2 and await asyncio.gather(*waiting) == ["a", "b", "c"]
         assert order.read_text().split() == ["c", "a", "b"]
     finally:
+        pool.close()
+
+
+@pytest.mark.anyio
+async def test_a_stuck_job_in_the_thread_fallback_does_not_hold_back_the_next(
+    tmp_path: Path,
+) -> None:
+    pool = WorkerPool(workers=0)  # one thread: a stuck job there cannot be killed
+    released = tmp_path / "released"
+    try:
+        with pytest.raises(WorkerTimeout):
+            await pool.run(wait_for_release, str(tmp_path / "s"), str(released), 1, deadline_s=0.3)
+        assert await pool.run(record, str(tmp_path / "order"), "next", deadline_s=30) == "next"
+    finally:
+        released.touch()  # the stuck thread ends, so the test process can
+        pool.close()
+
+
+@pytest.mark.anyio
+async def test_a_job_whose_deadline_passes_before_it_runs_kills_no_running_job(
+    tmp_path: Path,
+) -> None:
+    pool = WorkerPool(workers=1)
+    log, released, order = tmp_path / "log", tmp_path / "released", tmp_path / "order"
+    try:
+        running = asyncio.ensure_future(pool.run(logged_wait, str(log), str(released), 1))
+        await _until(log.exists)
+        with pytest.raises(WorkerTimeout):
+            await pool.run(record, str(order), "late", deadline_s=0.3)
+        released.touch()
+        assert await running == 2
+        assert log.read_text().split() == ["started"]  # not killed and started again
+        assert not order.exists()  # the late job never ran
+    finally:
+        released.touch()
         pool.close()

@@ -47,7 +47,7 @@ def warm_first_call() -> None:
             continue
     model = ChatOpenAI(model="gpt-4o-mini", api_key=SecretStr("warm-up, never sent"),
                        http_async_client=async_client({}, 5.0), http_client=sync_client({}, 5.0),
-                       max_retries=0)  # fmt: skip
+                       max_retries=0, openai_proxy=None)  # fmt: skip
     model.with_structured_output(WARM_SCHEMA, method="json_schema", include_raw=True)
 
 

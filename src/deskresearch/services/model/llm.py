@@ -144,6 +144,8 @@ class OpenAIChat:
                 max_retries=0,
                 http_async_client=self._async_http(spec),
                 http_client=None if self._given else sync_client(self._env, spec.timeout_s),
+                # Our clients carry OPENAI_PROXY already; ChatOpenAI refuses a proxy beside them.
+                openai_proxy=None if not self._given else self._env.get("OPENAI_PROXY"),
             )
         return self._models[client]
 

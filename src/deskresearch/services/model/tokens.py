@@ -18,7 +18,8 @@ from functools import cache
 import tiktoken
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool, warm_up_with
+from deskresearch.services.worker_processes import warm_up_with
+from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool
 
 ENCODING = "o200k_base"  # GPT-4o and later; a fair estimate for other model families
 _BPE_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
@@ -120,13 +121,24 @@ def even_size(total: int, max_tokens: int) -> int:
     of two of 4,550. Each piece is one summary call, and a call's time is its output, which grows
     with its text: the page is summarised when its longest piece is.
     """
-    pieces = -(-total // max_tokens)
+    pieces = max(1, -(-total // max_tokens))
     return min(max_tokens, -(-total * (100 + EVEN_SLACK_PCT) // (100 * pieces)))
 
 
 def split_text(text: str, max_tokens: int) -> list[str]:
     """Split on paragraphs, then lines, then words, into even pieces of at most ``max_tokens``."""
-    size = even_size(count_tokens(text), max_tokens)
+    total = count_tokens(text)
+    even = _split(text, even_size(total, max_tokens))
+    if len(even) > -(-total // max_tokens):
+        # Even pieces only when they cost no call more: long paragraphs may not fit even shares
+        # (3,000 + 3,000 + 3,100 tokens at 6,300: 3 even pieces, 2 full ones).
+        full = _split(text, max_tokens)
+        if len(full) < len(even):
+            return full
+    return even
+
+
+def _split(text: str, size: int) -> list[str]:
     splitter = RecursiveCharacterTextSplitter(
         chunk_size=size, chunk_overlap=0, length_function=count_tokens
     )

@@ -13,13 +13,8 @@ from __future__ import annotations
 from deskresearch.errors import FetchError
 from deskresearch.records import Extracted
 from deskresearch.services.web.dates import html_date_params, text_date
-from deskresearch.services.workers import (
-    WorkerCrashed,
-    WorkerPool,
-    WorkerTimeout,
-    shared_pool,
-    warm_up_with,
-)
+from deskresearch.services.worker_processes import warm_up_with
+from deskresearch.services.workers import WorkerCrashed, WorkerPool, WorkerTimeout, shared_pool
 from deskresearch.text.langid import detect_language
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")

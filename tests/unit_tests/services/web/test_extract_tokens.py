@@ -13,6 +13,7 @@ from deskresearch.services.model.tokens import (
     TiktokenCounter,
     context_window,
     encoding,
+    even_size,
     seed_tiktoken_cache,
 )
 from deskresearch.services.web.extract import TrafilaturaExtractor
@@ -164,6 +165,21 @@ async def test_a_long_text_is_split_into_even_pieces_not_full_ones_and_a_remaind
     # Filled to the limit, the second piece would hold what the first left: under 40 %.
     assert min(sizes) >= 0.4 * total, sizes
     assert "Paragraph 0." in pieces[0] and "Paragraph 29." in pieces[-1]
+
+
+async def test_even_pieces_never_cost_a_call_more_than_full_ones() -> None:
+    counter = TiktokenCounter()
+    # Three paragraphs of about 300 tokens at a limit of 630: even shares (about 500) cannot
+    # hold a paragraph and a half, so they would make 3 pieces where full ones make 2.
+    text = "\n\n".join(" ".join(f"w{p}x{i}" for i in range(75)) for p in range(3))
+    sizes = [counter.count(p) for p in text.split("\n\n")]
+    assert all(280 <= n <= 330 for n in sizes), sizes
+    pieces = await counter.split(text, max_tokens=630)
+    assert len(pieces) == 2 and all(counter.count(p) <= 630 for p in pieces)
+
+
+def test_an_even_size_of_nothing_is_no_division_by_zero() -> None:
+    assert even_size(0, 5) == 0 and even_size(9, 5) == 5
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from deskresearch.errors import FetchError
-from deskresearch.records import Extracted, FetchedPage, FetchLimits, Validators
-from deskresearch.services.web.prefetch import Prefetcher, Preread
+from deskresearch.records import FetchedPage, FetchLimits, Validators
+from deskresearch.services.web.prefetch import Prefetcher
 
 pytestmark = pytest.mark.anyio
 LIMITS = FetchLimits(timeout_s=5, max_bytes=1000, max_redirects=3)
@@ -132,56 +132,3 @@ async def test_a_failed_prefetch_nobody_reads_logs_no_unretrieved_error() -> Non
     del pages  # the run ends
     gc.collect()
     assert inner.fetched["https://a.org/gone"] == 1 and seen == []
-
-
-class Counting:
-    """An extractor that counts its extractions and reads the body as the page's text."""
-
-    def __init__(self) -> None:
-        self.extracted: Counter[str] = Counter()
-        self.done = asyncio.Event()
-
-    def warm(self) -> None:
-        pass
-
-    async def extract(self, body: bytes | str, *, url: str, content_type: str) -> Extracted | None:
-        self.extracted[url] += 1
-        self.done.set()
-        text = body.decode() if isinstance(body, bytes) else body
-        return Extracted(text=text, title="", published="", site="", language="en")
-
-
-async def test_a_prefetched_page_is_extracted_while_ranked_and_the_read_takes_that() -> None:
-    inner, extractor = Inner(), Counting()
-    inner.release.set()
-    pages = Prefetcher(inner, extractor=extractor)
-    reader = Preread(extractor, pages)
-    pages.prefetch(["https://a.org/1"], LIMITS)
-    await extractor.done.wait()  # extracted before any read asked for the page
-    page = await pages.fetch("https://a.org/1", limits=LIMITS)
-    got = await reader.extract(page.body, url=page.url, content_type=page.content_type)
-    assert got is not None and got.text == "https://a.org/1"
-    assert extractor.extracted == Counter({"https://a.org/1": 1})
-    # Another body (a read that fetched anew) is extracted anew.
-    await reader.extract(b"https://a.org/1", url="https://a.org/1", content_type="text/html")
-    assert extractor.extracted["https://a.org/1"] == 2
-
-
-async def test_a_failed_prefetch_extraction_fails_the_read_alike_without_a_second_try() -> None:
-    inner = Inner()
-    inner.release.set()
-
-    class Crashing(Counting):
-        async def extract(self, body: bytes | str, *, url: str, content_type: str) -> None:
-            self.extracted[url] += 1
-            self.done.set()
-            raise FetchError(url, "the extractor crashed on this page", transient=False)
-
-    extractor = Crashing()
-    pages = Prefetcher(inner, extractor=extractor)
-    pages.prefetch(["https://a.org/1"], LIMITS)
-    await extractor.done.wait()
-    page = await pages.fetch("https://a.org/1", limits=LIMITS)
-    with pytest.raises(FetchError, match="crashed"):
-        await Preread(extractor, pages).extract(page.body, url=page.url, content_type="text/html")
-    assert extractor.extracted["https://a.org/1"] == 1
