@@ -127,7 +127,8 @@ class WorkerPool:
     def warm(self) -> None:
         """Start the workers now, so the first page does not wait for them; returns at once.
 
-        A thread of its own starts them, at a lower priority (``worker_processes.warming_thread_setup``).
+        A thread of its own starts them, at a lower priority
+        (``worker_processes.warming_thread_setup``).
         """
         threading.Thread(target=self._warm_in_background, daemon=True).start()
 

@@ -145,7 +145,7 @@ class OpenAIChat:
                 http_async_client=self._async_http(spec),
                 http_client=None if self._given else sync_client(self._env, spec.timeout_s),
                 # Our clients carry OPENAI_PROXY already; ChatOpenAI refuses a proxy beside them.
-                openai_proxy=None if not self._given else self._env.get("OPENAI_PROXY"),
+                openai_proxy=self._env.get("OPENAI_PROXY") if self._given else None,
             )
         return self._models[client]
 
