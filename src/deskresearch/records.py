@@ -118,7 +118,7 @@ class Dispute(TypedDict):
 
     judge: JudgeVerdict  # what the judge answered
     judge_source: int | None  # the source it named
-    judge_quote: str  # the words it quoted ("" when none)
+    judge_quote: str  # the quote of the fact it named ("" when none, or one the source lacks)
     found: str  # what code found against the verdict
     asked_again: list[Opinion]  # the differently built prompts asked since, in order
     # code: its finding is certain (a quote not in the source, a figure not in it); asked_again:

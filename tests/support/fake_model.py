@@ -233,7 +233,7 @@ class FakeModel:
                          for n, s, cites in _JUDGED.findall(user)}  # fmt: skip
                 verdicts, wrong = misjudge(verdicts, asked, evidence_in(user),
                                            rate=self.judge_error_rate, seed=self.judge_seed,
-                                           prompt=stage, nearest=nearest_quote,
+                                           prompt=stage, nearest=nearest_fact,
                                            key=self._error_key(stage),
                                            says=self.judge_says)  # fmt: skip
                 with self._lock:
@@ -409,7 +409,7 @@ def outline(ids: list[int]) -> dict[str, Any]:
 _JUDGED = re.compile(r"^S(\d+): (.*?)  \(cites ([\d, ]+)\)$", re.MULTILINE)
 STEM = 6  # letters of a word the fake judge compares ("recycled", "recycling" -> "recycl")
 _SOURCE_BLOCK = re.compile(r"^\[(\d+)\] .*$((?:\n- .*\n  quote: \".*\")*)", re.MULTILINE)
-_EVIDENCE = re.compile(r"^- (.*)\n  quote: \"(.*)\"$", re.MULTILINE)
+_EVIDENCE = re.compile(r"^- (?:\(\d+\) )?(.*)\n  quote: \"(.*)\"$", re.MULTILINE)  # (n): judge
 
 
 def _words(text: str) -> set[str]:
@@ -458,6 +458,22 @@ def nearest_quote(
     return sid, decisive(quote, sentence) if quote else ""
 
 
+def fact_number(facts: Sequence[tuple[str, str]], quote: str) -> int:
+    """The number the judge prompt lists the fact with that quote by ((1) first).
+
+    One past the last when there is none: a number the source has no fact for.
+    """
+    return next((n for n, (_, q) in enumerate(facts, 1) if q == quote), len(facts) + 1)
+
+
+def nearest_fact(
+    sentence: str, evidence: Mapping[int, Sequence[tuple[str, str]]]
+) -> tuple[int, int]:
+    """The source and the number of its fact sharing most words with ``sentence``."""
+    _, sid, quote = backing(_words(sentence), {s: list(f) for s, f in evidence.items()})
+    return sid, fact_number(evidence.get(sid, ()), quote)
+
+
 def judge(user: str) -> list[dict[str, Any]]:
     """A judge that backs a sentence with the facts holding most of its words (half at least).
 
@@ -474,11 +490,11 @@ def judge(user: str) -> list[dict[str, Any]]:
         if other[0] > share:
             share, sid, quote = other
         if share < 0.5:
-            out.append({"sentence": int(n), "verdict": "unsupported", "source": None, "quote": ""})
+            out.append({"sentence": int(n), "verdict": "unsupported", "source": None, "fact": None})
         else:
             verdict = "supported" if sid in cited else "other_source"
-            quote = decisive(quote, sentence)
-            out.append({"sentence": int(n), "verdict": verdict, "source": sid, "quote": quote})
+            fact = fact_number(evidence[sid], quote)
+            out.append({"sentence": int(n), "verdict": verdict, "source": sid, "fact": fact})
     return out
 
 

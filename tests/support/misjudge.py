@@ -3,8 +3,8 @@
 A share of the sentences the fake judge is asked about gets the wrong verdict, in both
 directions: a sentence it would call supported is called *unsupported* (a false "unsupported"),
 and one it would not (another source states it, or none does) is called *supported* by a source
-it cites, with that source's real quote nearest to the sentence's words (a false "supported":
-the quote is found in the source, it just does not say what the sentence says).
+it cites, naming that source's real fact nearest to the sentence's words (a false "supported":
+the fact is the source's, it just does not say what the sentence says).
 
 Which sentences err is fixed per sentence and per prompt: a draw from the seed, the name of the
 prompt's answer schema and the sentence's text. A model at temperature 0 that misjudges a
@@ -16,7 +16,6 @@ for every prompt is the worst case: whatever the question, the same sentences ar
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -26,9 +25,8 @@ from tests.support.chaos import draw
 ERRS_ALIKE = "every prompt"  # a draw key shared by all prompts: they err on the same sentences
 FALSE_UNSUPPORTED = "false unsupported"
 FALSE_SUPPORTED = "false supported"
-_MARKERS = re.compile(r"\s*\[[\d,; ]+\]")
 
-Nearest = Callable[[str, Mapping[int, Sequence[tuple[str, str]]]], tuple[int, str]]
+Nearest = Callable[[str, Mapping[int, Sequence[tuple[str, str]]]], tuple[int, int]]
 
 
 def errs(seed: int, prompt: str, sentence: str, rate: float, always: Sequence[str] = ()) -> bool:
@@ -56,8 +54,9 @@ def misjudge(
     """Return the verdicts with the erring sentences' answers turned round, and the wrong ones.
 
     ``sentences`` maps a sentence number to (text, cited ids); ``evidence`` lists each shown
-    source's (claim, quote) pairs; ``nearest(sentence, evidence)`` gives the source and quote
-    sharing most words with a sentence. ``says`` (tests) maps part of a sentence to the verdict
+    source's (claim, quote) pairs, in the order the prompt numbers them;
+    ``nearest(sentence, evidence)`` gives the source and the number of its fact sharing most
+    words with a sentence. ``says`` (tests) maps part of a sentence to the verdict
     the judge gives it whatever the draw ("supported" or "unsupported", as above). ``key``
     replaces ``prompt`` in the draw: one key for every prompt makes them err on the same
     sentences (the benchmark's worst case).
@@ -74,13 +73,13 @@ def misjudge(
         stated = told == "supported" if told else v["verdict"] != "supported"  # turned round
         if not stated:
             kind, answer = FALSE_UNSUPPORTED, {"sentence": n, "verdict": "unsupported",
-                                               "source": None, "quote": ""}  # fmt: skip
+                                               "source": None, "fact": None}  # fmt: skip
         else:
-            sid, quote = nearest(text, {s: f for s, f in evidence.items() if s in cited and f})
-            if not quote:  # no fact of a cited source to quote: it quotes the sentence itself
-                sid, quote = min(cited), " ".join(_MARKERS.sub("", text).split()).rstrip(".")
+            sid, fact = nearest(text, {s: f for s, f in evidence.items() if s in cited and f})
+            if sid not in cited:  # no fact of a cited source to name: it names one not listed
+                sid, fact = min(cited), len(evidence.get(min(cited), ())) + 1
             kind = FALSE_SUPPORTED
-            answer = {"sentence": n, "verdict": "supported", "source": sid, "quote": quote}
+            answer = {"sentence": n, "verdict": "supported", "source": sid, "fact": fact}
         out.append(answer)
         wrong.append({"text": text, "kind": kind, "prompt": prompt, **answer})
     return out, wrong

@@ -186,6 +186,8 @@ def unbacked(
     ev = ledger.get(source) if source is not None else None
     if ev is None:
         return f"the judge named no source in the ledger ({source})"
+    if not quote.strip():  # the judge named a fact the source does not have
+        return f"no fact of source [{ev.id}] was named"
     if not find_quote(quote, evidence_text(ev)):
         return f"the judge's quote is not in source [{ev.id}]"
     cites = check["cites"]

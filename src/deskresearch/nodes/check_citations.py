@@ -2,9 +2,10 @@
 
 check_citations decides by words and figures what code can decide; judge_citations asks the
 model about the rest, in batches judged at the same time (one branch each, see judge_tasks), and
-believes an answer only when code finds the quote it gives in the source it names, and every
-figure of the sentence in that quote or in the quotes of the facts the sentence's source(s) gave
-the writer; a verdict the facts contradict is disputed, to be asked again (grounding/weigh.py).
+believes an answer only when the fact it names (by its number) is one of the source it names,
+and every figure of the sentence is in that fact's quote or in the quotes of the facts the
+sentence's source(s) gave the writer; a verdict the facts contradict is disputed, to be asked
+again (grounding/weigh.py).
 Each branch adds its verdicts to ``judged``; settle_citations merges them.
 """
 
@@ -101,8 +102,8 @@ class Judgement(BaseModel):
         default=None,
         description="The source that states it: one it cites (supported) or another (other_source).",
     )
-    quote: str = Field(
-        default="", description="The 3 to 15 words of that source's quotes that decide it, exactly."
+    fact: int | None = Field(
+        default=None, description="The number of that source's fact that decides it ((1) is 1)."
     )
 
 
@@ -112,9 +113,22 @@ class Judgements(BaseModel):
     judgements: list[Judgement]
 
 
+def named_quote(j: Judgement, ledger: Mapping[int, Evidence]) -> str:
+    """The quote of the fact the verdict names ("" when the source has no such fact)."""
+    ev = ledger.get(j.source) if j.source is not None else None
+    if ev is None or j.fact is None or not 1 <= j.fact <= len(ev.quotes):
+        return ""
+    return ev.quotes[j.fact - 1]
+
+
 def verified(check: SentenceCheck, j: Judgement, ledger: Mapping[int, Evidence]) -> SentenceCheck:
-    """Turn the model's verdict into a status, weighed against what code can check of it."""
-    return weighed(check, j.verdict, j.source, j.quote, ledger)
+    """Turn the model's verdict into a status, weighed against what code can check of it.
+
+    The judge names a fact by its number; code weighs the verdict with that fact's quote (a
+    number it can look up, where a quote it copied would have to be found in the page).
+    """
+    quote = named_quote(j, ledger) if j.verdict != "unsupported" else ""
+    return weighed(check, j.verdict, j.source, quote, ledger)
 
 
 def split_batches(
@@ -170,7 +184,7 @@ def judge_tasks(state: ResearchState, size: int) -> list[JudgeTask]:
     pending = [c for c in state["checks"] if c["status"] == "pending"]
     by_id = {s["id"]: s for s in state["sources"]}
     shown = [sorted({*c["cites"], *c["candidates"]} & set(by_id)) for c in pending]
-    weight = {sid: len(prompt.format_evidence({sid: by_id[sid]})) for sid in by_id}
+    weight = {sid: len(prompt.format_evidence({sid: by_id[sid]}, numbered=True)) for sid in by_id}
     keys = [(c["section"], c["unit"]) for c in pending]
     groups = split_batches(keys, size, shown, weight)
     read = {p["text_hash"]: p for p in state["pages"]}

@@ -20,9 +20,9 @@ USER = """Each sentence below cites sources by number. For each sentence decide:
   translation counts; every figure must be the source's);
 - other_source: it does not, but another source listed here does (give that source's number);
 - unsupported: no source listed states it, or a figure differs.
-For supported and other_source, give the quote: the few words (3 to 15) of that source's listed
-quotes that decide it, copied exactly, in the source's language. Judge every sentence, in any
-language; answer as briefly as that allows.
+For supported and other_source, give that source's number and the number of its fact that
+decides it (the fact listed as (2) is 2). Judge every sentence, in any language; answer as
+briefly as that allows.
 
 <sentences>
 {sentences}
@@ -41,12 +41,17 @@ def format_sentences(sentences: Sequence[tuple[int, str, Sequence[int]]]) -> str
     )
 
 
-def format_evidence(sources: Mapping[int, Source]) -> str:
-    """Render the sources' facts: each claim with the quote that states it."""
+def format_evidence(sources: Mapping[int, Source], *, numbered: bool = False) -> str:
+    """Render the sources' facts: each claim with the quote that states it.
+
+    ``numbered``: each fact carries its number in its source, ``(1)`` first, for the judge to
+    name (a number is a few tokens of output where a copied quote is dozens).
+    """
     blocks = []
     for sid, s in sorted(sources.items()):
         facts = "\n".join(
-            f'- {data(f["claim"])}\n  quote: "{data(f["quote"])}"' for f in s["facts"]
+            f'- {f"({n}) " * numbered}{data(f["claim"])}\n  quote: "{data(f["quote"])}"'
+            for n, f in enumerate(s["facts"], 1)
         )
         when = f"published {attr(s['published']) or 'undated'}, read {attr(s['date_read'])}"
         blocks.append(f"[{sid}] {attr(s['title'] or s['url'])} ({when})\n{facts or '- (no facts)'}")
@@ -60,6 +65,9 @@ def render(
     return [
         SystemMessage(SYSTEM),
         HumanMessage(
-            USER.format(sentences=format_sentences(sentences), sources=format_evidence(sources))
+            USER.format(
+                sentences=format_sentences(sentences),
+                sources=format_evidence(sources, numbered=True),
+            )
         ),
     ]

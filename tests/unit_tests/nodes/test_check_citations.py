@@ -122,12 +122,12 @@ async def test_code_decides_words_and_figures_and_leaves_the_rest_pending() -> N
     assert [src["id"] for src in send.arg["sources"]] == [1, 2, 3], "cited and candidates"
 
 
-async def test_the_judge_is_believed_only_with_a_quote_found_in_the_source_it_names() -> None:
+async def test_the_judge_is_believed_only_with_a_fact_the_source_it_names_has() -> None:
     s = await checked()
     verdicts = Judgements(
         judgements=[
-            Judgement(sentence=1, verdict="other_source", source=2, quote=QUOTES[2]),
-            Judgement(sentence=2, verdict="supported", source=3, quote="5 Prozent werden recycelt"),
+            Judgement(sentence=1, verdict="other_source", source=2, fact=1),
+            Judgement(sentence=2, verdict="supported", source=3, fact=2),  # source 3 has one
         ]
     )
     llm = ScriptedChat({"judge_citations": [verdicts]})
@@ -135,16 +135,18 @@ async def test_the_judge_is_believed_only_with_a_quote_found_in_the_source_it_na
     pending = [c for c in after["checks"] if c["sentence"].startswith(("Hydro", "About 5"))]
     assert [(c["status"], c["source"], c["decided_by"]) for c in pending] == [
         ("re-cited", 2, "model"),
-        # That quote is not in source 3's text: not believed. But source 3's fact carries the
-        # sentence, so it is not turned down either: it is asked again.
+        # Source 3 has no fact (2): not believed. But its fact (1) carries the sentence, so it
+        # is not turned down either: it is asked again.
         ("disputed", 3, "model"),
     ]
-    assert "quote is not in source [3]" in pending[1]["reason"]
+    assert pending[0]["quote"] == QUOTES[2], "the quote of the fact the judge named"
+    assert "no fact of source [3] was named" in pending[1]["reason"]
     dispute = pending[1].get("dispute")
-    assert dispute and dispute["judge_quote"] == "5 Prozent werden recycelt"
+    assert dispute and dispute["judge_quote"] == ""
     assert pending[1]["quote"] == QUOTES[3], "the quote of the fact that carries it"
     prompt = str(llm.calls[0][1][1].content)
     assert "S1: Hydrometallurgy" in prompt and "[2] T2" in prompt, "candidates are shown"
+    assert f"- (1) {CLAIMS[2]}" in prompt, "each fact listed with the number the judge names"
     assert route_after_settle(after) == "repair_report"
 
 
@@ -265,12 +267,12 @@ def pending(sentence: str, cites: list[int]) -> SentenceCheck:
 
 def test_the_judge_is_believed_on_figures_only_as_far_as_its_quotes_give_them() -> None:
     ledger = {**ledger_evidence([source(2)], [page(2)]), 5: VAT}
-    said = Judgement(sentence=1, verdict="supported", source=2, quote=QUOTES[2])
+    said = Judgement(sentence=1, verdict="supported", source=2, fact=1)
     # 5 is on source 2's page, but in another sentence than the quote that states this one.
     check = pending("Hydrometallurgy recovers 5 percent of the cobalt in the black mass [2].", [2])
     assert verified(check, said, ledger)["status"] == "unsupported"
     # A translation may give in digits what the quote writes out ("sieben Prozent").
-    vat = Judgement(sentence=1, verdict="supported", source=5, quote=VAT.quotes[0])
+    vat = Judgement(sentence=1, verdict="supported", source=5, fact=1)
     check = pending("Rail tickets are to be taxed at 7 percent instead of 19 percent [5].", [5])
     assert verified(check, vat, ledger)["status"] == "supported"
     check = pending("Rail tickets are to be taxed at 2030 rates of 7 percent [5].", [5])

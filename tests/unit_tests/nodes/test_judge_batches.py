@@ -15,7 +15,7 @@ from deskresearch.nodes.check_citations import Judgement, Judgements, split_batc
 from deskresearch.nodes.repair_report import Fixes
 from deskresearch.nodes.settle_citations import settle_citations
 from tests.support.fakes import ScriptedChat
-from tests.unit_tests.nodes.test_check_citations import QUOTES, state
+from tests.unit_tests.nodes.test_check_citations import state
 
 pytestmark = pytest.mark.anyio
 
@@ -79,11 +79,6 @@ async def _run(llm: ScriptedChat, **ctx: Any) -> dict[str, Any]:
     return dict((await graph.aget_state(config)).values)
 
 
-def _verdict(quote: str, source: int) -> Judgements:
-    return Judgements(judgements=[Judgement(sentence=1, verdict="supported", source=source,
-                                            quote=quote)])  # fmt: skip
-
-
 async def test_one_failing_batch_leaves_only_its_sentences_unchecked() -> None:
     # Two pending sentences, one a call: the first call to arrive gets a verdict, the second
     # fails for good (a 400 is not retried). Which sentence is which depends on timing.
@@ -108,7 +103,7 @@ async def test_one_failing_batch_leaves_only_its_sentences_unchecked() -> None:
 async def test_judge_batch_50_asks_about_every_pending_sentence_in_one_call() -> None:
     verdicts = Judgements(judgements=[Judgement(sentence=1, verdict="unsupported"),
                                       Judgement(sentence=2, verdict="supported", source=3,
-                                                quote=QUOTES[3])])  # fmt: skip
+                                                fact=1)])  # fmt: skip
     llm = ScriptedChat({"judge_citations": [verdicts], "repair_report": [Fixes(fixes=[])]})
     out = await _run(llm, judge_batch=50)
     [call] = [c for c in llm.calls if c[0] == "judge_citations"]

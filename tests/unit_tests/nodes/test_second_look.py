@@ -26,7 +26,7 @@ pytestmark = pytest.mark.anyio
 HYDRO, RATE = "Hydrometallurgy recovers", "About 5 percent of lith"
 WRONG = Judgements(
     judgements=[  # both wrong: source 1 does not say the first; source 3 says the second
-        Judgement(sentence=1, verdict="supported", source=1, quote=QUOTES[1]),
+        Judgement(sentence=1, verdict="supported", source=1, fact=1),
         Judgement(sentence=2, verdict="unsupported"),
     ]
 )
