@@ -12,7 +12,7 @@ import re
 import threading
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from tests.support.misjudge import (
     ERRS_ALIKE,
     FALSE_SUPPORTED,
     FALSE_UNSUPPORTED,
+    Nearest,
     errs,
     misjudge,
 )
@@ -233,7 +234,7 @@ class FakeModel:
                          for n, s, cites in _JUDGED.findall(user)}  # fmt: skip
                 verdicts, wrong = misjudge(verdicts, asked, evidence_in(user),
                                            rate=self.judge_error_rate, seed=self.judge_seed,
-                                           prompt=stage, nearest=nearest_fact,
+                                           prompt=stage, nearest=naming(numbered(user)),
                                            key=self._error_key(stage),
                                            says=self.judge_says)  # fmt: skip
                 with self._lock:
@@ -466,12 +467,40 @@ def fact_number(facts: Sequence[tuple[str, str]], quote: str) -> int:
     return next((n for n, (_, q) in enumerate(facts, 1) if q == quote), len(facts) + 1)
 
 
-def nearest_fact(
-    sentence: str, evidence: Mapping[int, Sequence[tuple[str, str]]]
-) -> tuple[int, int]:
-    """The source and the number of its fact sharing most words with ``sentence``."""
-    _, sid, quote = backing(_words(sentence), {s: list(f) for s, f in evidence.items()})
-    return sid, fact_number(evidence.get(sid, ()), quote)
+_NUMBERED = re.compile(r"^- \(\d+\) ", re.MULTILINE)
+_MARKERS = re.compile(r"\s*\[[\d,; ]+\]")
+
+
+def numbered(user: str) -> bool:
+    """Whether the prompt numbers the facts: the judge then names one by its number.
+
+    An older judge prompt (0.2.0's, which ``bench --cli --python`` times with this model) lists
+    them unnumbered and asks for the words of the quote that decide, copied.
+    """
+    return bool(_NUMBERED.search(user))
+
+
+def naming(by_number: bool) -> Nearest:
+    """How a false "supported" names its backing: the nearest fact of a cited source, by
+    number or by its decisive words. With no fact of a cited source listed, a number the first
+    cited source has no fact for, or the sentence's own words as a made-up quote."""
+
+    def name(sentence: str, facts: Mapping[int, Sequence[tuple[str, str]]],
+             cited: Collection[int]) -> dict[str, Any]:  # fmt: skip
+        _, sid, quote = backing(_words(sentence), {s: list(f) for s, f in facts.items()})
+        if sid not in cited or not quote:
+            first = min(cited)
+            if by_number:
+                return {"source": first, "fact": len(facts.get(first, ())) + 1}
+            return {
+                "source": first,
+                "quote": " ".join(_MARKERS.sub("", sentence).split()).rstrip("."),
+            }
+        if by_number:
+            return {"source": sid, "fact": fact_number(facts[sid], quote)}
+        return {"source": sid, "quote": decisive(quote, sentence)}
+
+    return name
 
 
 def judge(user: str) -> list[dict[str, Any]]:
@@ -490,11 +519,12 @@ def judge(user: str) -> list[dict[str, Any]]:
         if other[0] > share:
             share, sid, quote = other
         if share < 0.5:
-            out.append({"sentence": int(n), "verdict": "unsupported", "source": None, "fact": None})
+            out.append({"sentence": int(n), "verdict": "unsupported", "source": None})
         else:
             verdict = "supported" if sid in cited else "other_source"
-            fact = fact_number(evidence[sid], quote)
-            out.append({"sentence": int(n), "verdict": verdict, "source": sid, "fact": fact})
+            named = ({"fact": fact_number(evidence[sid], quote)} if numbered(user)
+                     else {"quote": decisive(quote, sentence)})  # fmt: skip
+            out.append({"sentence": int(n), "verdict": verdict, "source": sid, **named})
     return out
 
 

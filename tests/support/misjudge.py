@@ -16,7 +16,7 @@ for every prompt is the worst case: whatever the question, the same sentences ar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -26,7 +26,8 @@ ERRS_ALIKE = "every prompt"  # a draw key shared by all prompts: they err on the
 FALSE_UNSUPPORTED = "false unsupported"
 FALSE_SUPPORTED = "false supported"
 
-Nearest = Callable[[str, Mapping[int, Sequence[tuple[str, str]]]], tuple[int, int]]
+# (sentence, the cited sources' facts, the cited ids) -> the fields naming its backing
+Nearest = Callable[[str, Mapping[int, Sequence[tuple[str, str]]], Collection[int]], dict[str, Any]]
 
 
 def errs(seed: int, prompt: str, sentence: str, rate: float, always: Sequence[str] = ()) -> bool:
@@ -54,9 +55,10 @@ def misjudge(
     """Return the verdicts with the erring sentences' answers turned round, and the wrong ones.
 
     ``sentences`` maps a sentence number to (text, cited ids); ``evidence`` lists each shown
-    source's (claim, quote) pairs, in the order the prompt numbers them;
-    ``nearest(sentence, evidence)`` gives the source and the number of its fact sharing most
-    words with a sentence. ``says`` (tests) maps part of a sentence to the verdict
+    source's (claim, quote) pairs, in the order the prompt lists them;
+    ``nearest(sentence, facts, cited)`` gives the fields of a "supported" answer naming the
+    cited sources' fact sharing most words with a sentence (its source, and its number or
+    quote, as the prompt asks). ``says`` (tests) maps part of a sentence to the verdict
     the judge gives it whatever the draw ("supported" or "unsupported", as above). ``key``
     replaces ``prompt`` in the draw: one key for every prompt makes them err on the same
     sentences (the benchmark's worst case).
@@ -73,13 +75,11 @@ def misjudge(
         stated = told == "supported" if told else v["verdict"] != "supported"  # turned round
         if not stated:
             kind, answer = FALSE_UNSUPPORTED, {"sentence": n, "verdict": "unsupported",
-                                               "source": None, "fact": None}  # fmt: skip
+                                               "source": None}  # fmt: skip
         else:
-            sid, fact = nearest(text, {s: f for s, f in evidence.items() if s in cited and f})
-            if sid not in cited:  # no fact of a cited source to name: it names one not listed
-                sid, fact = min(cited), len(evidence.get(min(cited), ())) + 1
+            mine = {s: f for s, f in evidence.items() if s in cited and f}
             kind = FALSE_SUPPORTED
-            answer = {"sentence": n, "verdict": "supported", "source": sid, "fact": fact}
+            answer = {"sentence": n, "verdict": "supported", **nearest(text, mine, cited)}
         out.append(answer)
         wrong.append({"text": text, "kind": kind, "prompt": prompt, **answer})
     return out, wrong
