@@ -15,6 +15,7 @@ from deskresearch.nodes.check_citations import (
     judge_citations,
     judge_failed,
     judge_tasks,
+    named_quote,
     verified,
 )
 from deskresearch.nodes.finish_report import finish_report
@@ -288,3 +289,19 @@ def test_a_rewrite_may_give_in_digits_what_its_quote_writes_out() -> None:
               source=5, quote=VAT.quotes[0])  # fmt: skip
     done = confirmed(cast(Any, check), fix, {5}, {5: VAT}, language="en")
     assert done["status"] == "rewritten", done["reason"]
+
+
+@pytest.mark.parametrize("fact", [None, 0, -1, 2, 99])
+def test_a_fact_number_the_source_does_not_have_backs_nothing(fact: int | None) -> None:
+    ledger = ledger_evidence([source(1), source(2)], [page(1), page(2)])
+    said = Judgement(sentence=1, verdict="supported", source=2, fact=fact)
+    assert named_quote(said, ledger) == ""
+    check = pending("Hydrometallurgy recovers cobalt from lead-acid batteries [2].", [2])
+    out = verified(check, said, ledger)
+    assert (out["status"], out["decided_by"]) == ("unsupported", "model")
+    assert out["reason"] == "no fact of source [2] was named"
+    assert out.get("dispute", {}).get("settled_by") == "code", "overruled by code, on record"
+    # The same verdict naming source 2's one fact is taken (its quote, not another source's).
+    right = Judgement(sentence=1, verdict="supported", source=2, fact=1)
+    assert named_quote(right, ledger) == QUOTES[2]
+    assert named_quote(Judgement(sentence=1, verdict="supported", source=7, fact=1), ledger) == ""
