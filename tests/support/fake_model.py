@@ -232,9 +232,11 @@ class FakeModel:
             if self.judge_error_rate or self.judge_says:
                 asked = {int(n): (s, {int(c) for c in cites.split(",")})
                          for n, s, cites in _JUDGED.findall(user)}  # fmt: skip
+                by_number = numbered(user)
                 verdicts, wrong = misjudge(verdicts, asked, evidence_in(user),
                                            rate=self.judge_error_rate, seed=self.judge_seed,
-                                           prompt=stage, nearest=naming(numbered(user)),
+                                           prompt=stage, nearest=naming(by_number),
+                                           unnamed={"fact": None} if by_number else {"quote": ""},
                                            key=self._error_key(stage),
                                            says=self.judge_says)  # fmt: skip
                 with self._lock:
@@ -519,7 +521,8 @@ def judge(user: str) -> list[dict[str, Any]]:
         if other[0] > share:
             share, sid, quote = other
         if share < 0.5:
-            out.append({"sentence": int(n), "verdict": "unsupported", "source": None})
+            none = {"fact": None} if numbered(user) else {"quote": ""}
+            out.append({"sentence": int(n), "verdict": "unsupported", "source": None, **none})
         else:
             verdict = "supported" if sid in cited else "other_source"
             named = ({"fact": fact_number(evidence[sid], quote)} if numbered(user)

@@ -51,6 +51,7 @@ def misjudge(
     nearest: Nearest,
     says: Mapping[str, str] = MappingProxyType({}),
     key: str = "",
+    unnamed: Mapping[str, Any] = MappingProxyType({"fact": None}),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Return the verdicts with the erring sentences' answers turned round, and the wrong ones.
 
@@ -61,7 +62,8 @@ def misjudge(
     quote, as the prompt asks). ``says`` (tests) maps part of a sentence to the verdict
     the judge gives it whatever the draw ("supported" or "unsupported", as above). ``key``
     replaces ``prompt`` in the draw: one key for every prompt makes them err on the same
-    sentences (the benchmark's worst case).
+    sentences (the benchmark's worst case). ``unnamed``: the fields of an "unsupported"
+    answer that names nothing (``{"quote": ""}`` for a prompt asking for quotes).
     """
     out: list[dict[str, Any]] = []
     wrong: list[dict[str, Any]] = []
@@ -75,7 +77,7 @@ def misjudge(
         stated = told == "supported" if told else v["verdict"] != "supported"  # turned round
         if not stated:
             kind, answer = FALSE_UNSUPPORTED, {"sentence": n, "verdict": "unsupported",
-                                               "source": None}  # fmt: skip
+                                               "source": None, **unnamed}  # fmt: skip
         else:
             mine = {s: f for s, f in evidence.items() if s in cited and f}
             kind = FALSE_SUPPORTED

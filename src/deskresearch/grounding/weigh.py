@@ -9,8 +9,8 @@ or against a verdict; they never prove a paraphrase on their own (a claim is a m
 
 - a "supported" verdict (or "another source") is *doubted* when, for some claim of the
   sentence, no fact of the source it would stand on (two facts, for a claim citing several)
-  holds even a third of its content words: neither the judge's quote nor the page's other
-  facts carry it;
+  holds even a third of its content words: neither the fact the judge named nor the page's
+  other facts carry it;
 - an "unsupported" verdict is *doubted* when every claim of the sentence is plainly carried:
   most of its content words in at most two facts of the sources it cites, and every figure of it
   in those facts' quotes.
@@ -18,9 +18,10 @@ or against a verdict; they never prove a paraphrase on their own (a claim is a m
 A doubted verdict is *disputed*, not taken as it stands: repair_report asks again, with a
 prompt built differently, and when that answer sides with the judge against the facts,
 recheck_citations asks the report model once (docs/grounding.md, "How a verdict is weighed").
-What code finds for certain (a quote not in the source, a figure not in the quote) overrules
-the judge by itself, as before: unless the cited facts plainly carry the sentence, then it too
-is disputed (the judge's verdict may be right where its quote is not).
+What code finds for certain (a fact the source does not have, a quote not in the source, a
+figure not in the quote) overrules the judge by itself, as before: unless the cited facts
+plainly carry the sentence, then it too is disputed (the judge's verdict may be right where the
+fact it named is not).
 """
 
 from __future__ import annotations
@@ -175,7 +176,12 @@ def _carries(found: Carried, cites: Sequence[int]) -> str:
 
 
 def unbacked(
-    check: SentenceCheck, source: int | None, quote: str, ledger: Mapping[int, Evidence]
+    check: SentenceCheck,
+    source: int | None,
+    quote: str,
+    ledger: Mapping[int, Evidence],
+    *,
+    no_quote: str = "",
 ) -> str:
     """What code finds against "``source`` states it" for certain ("" when nothing).
 
@@ -186,10 +192,10 @@ def unbacked(
     ev = ledger.get(source) if source is not None else None
     if ev is None:
         return f"the judge named no source in the ledger ({source})"
-    if not quote.strip():  # the judge named a fact the source does not have
-        return f"no fact of source [{ev.id}] was named"
+    if not quote.strip():  # ``no_quote`` says why there is none (a fact the source lacks)
+        return no_quote or f"no quote of source [{ev.id}] was given"
     if not find_quote(quote, evidence_text(ev)):
-        return f"the judge's quote is not in source [{ev.id}]"
+        return f"the quote given is not in source [{ev.id}]"
     cites = check["cites"]
     backing = [ev] if ev.id not in cites else [ledger[i] for i in cites if i in ledger]
     stated = "\n".join([quote, *(q for b in backing for q in b.statements)])
@@ -204,12 +210,17 @@ def weighed(
     source: int | None,
     quote: str,
     ledger: Mapping[int, Evidence],
+    *,
+    no_quote: str = "",
 ) -> SentenceCheck:
     """The judge's verdict on ``check``, weighed against the facts (see the module docstring).
 
+    ``quote`` is that of the fact the judge named; ``no_quote`` says why there is none.
+
     Taken as it stands when code finds nothing against it; turned down when code finds for
-    certain that its quote or a figure is not the source's, unless the cited facts plainly
-    carry the sentence; disputed (asked again by repair_report) when the facts contradict it.
+    certain that the fact it named or a figure is not the source's, unless the cited facts
+    plainly carry the sentence; disputed (asked again by repair_report) when the facts
+    contradict it.
     """
 
     def dispute(found: str, settled_by: Settled = "unsettled") -> Dispute:
@@ -229,7 +240,7 @@ def weighed(
             return disputed(found, f"the judge found no source stating it, but {found}", by)
         return {**check, "status": "unsupported", "decided_by": "model", "quote": quote,
                 "reason": "the judge found no source stating it"}  # fmt: skip
-    if certain := unbacked(check, source, quote, ledger):
+    if certain := unbacked(check, source, quote, ledger, no_quote=no_quote):
         if by := plainly_carried(sentence, cites, ledger):
             found = f"{certain}, but {_carries(by, cites)}"
             return disputed(found, found, by)

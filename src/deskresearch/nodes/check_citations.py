@@ -12,13 +12,14 @@ Each branch adds its verdicts to ``judged``; settle_citations merges them.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
@@ -34,6 +35,7 @@ from deskresearch.services.base import ChatService
 from deskresearch.services.model.asking import ask
 from deskresearch.state import CheckStatus, ResearchState, SentenceCheck
 
+_LISTED = re.compile(r"\s*\(?\s*(\d+)\s*\)?\s*")  # a fact's number, as listed: "(2)" or "2"
 _STATUS: dict[str, CheckStatus] = {
     "supported": "supported",
     "fabricated": "unsupported",
@@ -106,6 +108,20 @@ class Judgement(BaseModel):
         default=None, description="The number of that source's fact that decides it ((1) is 1)."
     )
 
+    @field_validator("fact", mode="before")
+    @classmethod
+    def _a_number(cls, value: object) -> object:
+        """Read "(2)" as listed as 2; anything else that is no whole number names no fact.
+
+        A sentence whose number is unreadable is then overruled alone, where a validation
+        error would leave the whole batch unchecked.
+        """
+        if isinstance(value, str) and (digits := _LISTED.fullmatch(value)):
+            return int(digits.group(1))
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
 
 class Judgements(BaseModel):
     """The model's verdicts, one per sentence."""
@@ -127,8 +143,14 @@ def verified(check: SentenceCheck, j: Judgement, ledger: Mapping[int, Evidence])
     The judge names a fact by its number; code weighs the verdict with that fact's quote (a
     number it can look up, where a quote it copied would have to be found in the page).
     """
-    quote = named_quote(j, ledger) if j.verdict != "unsupported" else ""
-    return weighed(check, j.verdict, j.source, quote, ledger)
+    if j.verdict == "unsupported":
+        return weighed(check, j.verdict, j.source, "", ledger)
+    no_quote = (
+        f"the judge named no fact of source [{j.source}]"
+        if j.fact is None
+        else f"the judge named fact ({j.fact}), which source [{j.source}] does not have"
+    )
+    return weighed(check, j.verdict, j.source, named_quote(j, ledger), ledger, no_quote=no_quote)
 
 
 def split_batches(

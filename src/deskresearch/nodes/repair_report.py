@@ -7,8 +7,10 @@ the source's. Table rows are not rewritten: an unsupported row is removed.
 
 The same call is the second look at the verdicts code disputed (grounding/weigh.py): such a
 sentence is marked "check first", and may be kept as written when the answer names a source it
-cites and a quote code confirms as for the judge. Two answers against code's finding settle it
-their way; an answer that settles nothing leaves the sentence in the report, unchecked.
+cites and a quote code finds in it, with every figure of the sentence in that quote or in the
+quotes of the facts it stands on (as the judge's named fact is weighed). Two answers against
+code's finding settle it their way; an answer that settles nothing leaves the sentence in the
+report, unchecked.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ VERDICT_WORDS = {
 }
 DECIDED_WORDS = {
     "lexical": "checked by code (its words and figures are in the quote)",
-    "model": "checked by the judge model; code found the quote it names in the source",
+    "model": "checked by the judge model; code checked the fact it names and its figures",
     "none": "no check decided it",
 }
 

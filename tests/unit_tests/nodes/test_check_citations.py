@@ -21,6 +21,8 @@ from deskresearch.nodes.check_citations import (
 from deskresearch.nodes.finish_report import finish_report
 from deskresearch.nodes.repair_report import Fix, Fixes, confirmed, repair_failed, repair_report
 from deskresearch.nodes.settle_citations import settle_citations
+from deskresearch.prompts import judge_citations as judge_prompt
+from deskresearch.prompts import repair_report as repair_prompt
 from deskresearch.records import Source
 from deskresearch.state import SentenceCheck
 from tests.support.fakes import ScriptedChat, runtime
@@ -141,7 +143,7 @@ async def test_the_judge_is_believed_only_with_a_fact_the_source_it_names_has() 
         ("disputed", 3, "model"),
     ]
     assert pending[0]["quote"] == QUOTES[2], "the quote of the fact the judge named"
-    assert "no fact of source [3] was named" in pending[1]["reason"]
+    assert "the judge named fact (2), which source [3] does not have" in pending[1]["reason"]
     dispute = pending[1].get("dispute")
     assert dispute and dispute["judge_quote"] == ""
     assert pending[1]["quote"] == QUOTES[3], "the quote of the fact that carries it"
@@ -291,17 +293,76 @@ def test_a_rewrite_may_give_in_digits_what_its_quote_writes_out() -> None:
     assert done["status"] == "rewritten", done["reason"]
 
 
-@pytest.mark.parametrize("fact", [None, 0, -1, 2, 99])
+def two_facts() -> dict[int, Evidence]:
+    """Source 2 with two facts: the judge's numbers (1) and (2) name different quotes."""
+    second = {"claim": "Only about 5 percent of lithium-ion batteries are recycled.",
+              "quote": "Only about 5 percent of lithium-ion batteries are recycled today"}  # fmt: skip
+    two = {**source(2), "facts": [*source(2)["facts"], second]}
+    return ledger_evidence([source(1), cast(Source, two)], [page(1), page(2)])
+
+
+@pytest.mark.parametrize("fact", [None, 0, -1, 3, 99])
 def test_a_fact_number_the_source_does_not_have_backs_nothing(fact: int | None) -> None:
-    ledger = ledger_evidence([source(1), source(2)], [page(1), page(2)])
+    ledger = two_facts()
     said = Judgement(sentence=1, verdict="supported", source=2, fact=fact)
     assert named_quote(said, ledger) == ""
-    check = pending("Hydrometallurgy recovers cobalt from lead-acid batteries [2].", [2])
+    check = pending(
+        "Hydrometallurgy recovers gold from old televisions and mobile phones [2].", [2]
+    )
     out = verified(check, said, ledger)
     assert (out["status"], out["decided_by"]) == ("unsupported", "model")
-    assert out["reason"] == "no fact of source [2] was named"
-    assert out.get("dispute", {}).get("settled_by") == "code", "overruled by code, on record"
-    # The same verdict naming source 2's one fact is taken (its quote, not another source's).
-    right = Judgement(sentence=1, verdict="supported", source=2, fact=1)
-    assert named_quote(right, ledger) == QUOTES[2]
+    named = "no fact" if fact is None else f"fact ({fact}), which source [2] does not have"
+    assert named in out["reason"] and "source [2]" in out["reason"]
+    d = out.get("dispute")
+    assert d and d["settled_by"] == "code" and d["judge_quote"] == "", "overruled by code"
+
+
+def test_each_fact_number_names_its_own_quote_and_unsupported_names_none() -> None:
+    ledger = two_facts()
+    first, second = ledger[2].quotes
+    assert (
+        named_quote(Judgement(sentence=1, verdict="supported", source=2, fact=1), ledger) == first
+    )
+    assert (
+        named_quote(Judgement(sentence=1, verdict="supported", source=2, fact=2), ledger) == second
+    )
     assert named_quote(Judgement(sentence=1, verdict="supported", source=7, fact=1), ledger) == ""
+    rate = pending("Only about 5 percent of lithium-ion batteries are recycled today [2].", [2])
+    said = verified(rate, Judgement(sentence=1, verdict="supported", source=2, fact=2), ledger)
+    assert (said["status"], said["quote"]) == ("supported", second)
+    none = verified(rate, Judgement(sentence=1, verdict="unsupported", source=2, fact=2), ledger)
+    d = none.get("dispute")  # the facts carry it: asked again; the number it gave counts nil
+    assert none["status"] == "disputed" and d and d["judge_quote"] == ""
+
+
+@pytest.mark.parametrize(
+    ("given", "fact"),
+    [
+        ("(2)", 2),
+        (" 2 ", 2),
+        (2.0, 2),
+        (2, 2),
+        (True, None),
+        ("two", None),
+        (2.5, None),
+        (None, None),
+    ],
+)
+def test_a_fact_number_is_read_as_listed_and_anything_else_names_none(
+    given: Any, fact: Any
+) -> None:
+    assert Judgement(sentence=1, verdict="supported", source=2, fact=given).fact == fact
+
+
+def test_the_judge_prompt_numbers_each_sources_facts_and_the_rewrite_prompt_does_not() -> None:
+    two = {**source(2), "facts": [*source(2)["facts"], {"claim": "A second claim.", "quote": "q"}]}
+    judged_prompt = judge_prompt.format_evidence(
+        {1: source(1), 2: cast(Source, two)}, numbered=True
+    )
+    assert judged_prompt.count("- (1) ") == 2 and judged_prompt.count("- (2) ") == 1
+    assert "- (2) A second claim." in judged_prompt
+    rewrite = repair_prompt.render(sentences=[(1, "X [2].", "why")], paragraphs=["X [2]."],
+                                   sources={2: cast(Source, two)}, language="en")  # fmt: skip
+    assert "- A second claim." in str(rewrite[1].content) and "- (1) " not in str(
+        rewrite[1].content
+    )

@@ -100,7 +100,7 @@ async def test_a_second_look_that_settles_nothing_leaves_the_sentence_unchecked(
                                      keep=True))  # fmt: skip
     hydro, rate = by_start(after["checks"], HYDRO), by_start(after["checks"], RATE)
     assert hydro["status"] == "unchecked" and "gave no answer" in hydro["reason"]
-    assert rate["status"] == "unchecked" and "quote is not in source [3]" in rate["reason"]
+    assert rate["status"] == "unchecked" and "quote given is not in source [3]" in rate["reason"]
     assert {c["dispute"]["settled_by"] for c in (hydro, rate)} == {"unsettled"}
     out = await finish_report(after, runtime())
     left = [c["original"] for c in out["citations"] if c["verdict"] == "unchecked"]
