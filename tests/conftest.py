@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,10 @@ from tests.support.loopback import FakeWeb, serve
 FIXTURES = Path(__file__).parent / "fixtures"
 # Settings built at import time must not use the developer's cache either (see clean_environ).
 os.environ["DESKRESEARCH_CACHE"] = "false"
+# Tests press Ctrl-C on the command and its workers. A runner started in the background by a
+# shell without job control ignores SIGINT, and every child inherits that: they would never stop.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 FAULT_SUMMARY = pytest.StashKey[str]()
