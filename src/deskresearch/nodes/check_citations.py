@@ -2,7 +2,7 @@
 
 check_citations decides by words and figures what code can decide; judge_citations asks the
 model about the rest, in batches judged at the same time (one branch each, see judge_tasks), and
-believes an answer only when the fact it names (by its number) is one of the source it names,
+believes an answer only when the fact it names (by its number) is a fact of the source it names,
 and every figure of the sentence is in that fact's quote or in the quotes of the facts the
 sentence's source(s) gave the writer; a verdict the facts contradict is disputed, to be asked
 again (grounding/weigh.py).
