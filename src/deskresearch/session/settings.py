@@ -64,7 +64,6 @@ class Sources:
         config: a TOML file of settings (``--config``).
         environ: the environment.
         defaults: the entry point's own defaults (``output_dir``).
-        locked: the caller may not change the deployment's settings (config.deployment).
     """
 
     caller: Mapping[str, Any] = field(default_factory=dict)
@@ -73,7 +72,6 @@ class Sources:
     config: str | None = None
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    locked: bool = False
 
 
 def per_caller(
