@@ -50,9 +50,6 @@ from deskresearch.session.settings import Sources, gather
 if TYPE_CHECKING:
     import httpx
 
-CONNECT_S = 5.0  # an endpoint that drops connections makes the node wait this long, not the timeout
-
-
 ENTRY = Entry("deskresearch", reviewer=True)  # a person at the terminal answers a review
 
 
@@ -135,16 +132,9 @@ def begin(
     # The client is made here, the request sent on the thread: the imports that follow hold the
     # interpreter's lock most of the time, and the thread should need it only briefly.
     try:
-        import httpx
+        from deskresearch.services.model.http import sync_client
 
-        from deskresearch.services.web.tls import tls_context
-
-        client = httpx.Client(
-            timeout=httpx.Timeout(spec.timeout_s, connect=min(spec.timeout_s, CONNECT_S)),
-            proxy=environ.get("OPENAI_PROXY") or None,  # as ChatOpenAI; HTTP(S)_PROXY too
-            follow_redirects=True,  # as the openai client
-            verify=tls_context(),  # one per CA source, shared with the other clients
-        )
+        client = sync_client(environ, spec.timeout_s)  # as the model calls' (the TLS context too)
         threading.Thread(
             target=_send, args=(head.reply, client, url, headers, body, after),
             name="deskresearch-head-start", daemon=True,
