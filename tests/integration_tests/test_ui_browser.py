@@ -435,3 +435,41 @@ def test_requests_from_elsewhere_or_without_the_key_are_refused(desk: Desk) -> N
         assert stranger.get("/api/runs").status_code == 401
         assert stranger.get("/", params={"token": "guessed"}).status_code == 401
         assert "printed" in stranger.get("/").text
+
+
+RECORDER = """#!{python}
+import sys
+from pathlib import Path
+
+part = Path({out!r} + ".part")
+part.write_text(sys.argv[1])
+part.rename({out!r})
+"""
+
+
+def test_the_browser_it_opens_gets_a_link_that_opens_the_page_once(
+    chromium: Browser, web: FakeWeb, tmp_path: Path
+) -> None:
+    """A browser's command line, link included, shows in ``ps`` for as long as it runs."""
+    handed_to = tmp_path / "opened-with.txt"
+    program = tmp_path / "browser"
+    program.write_text(RECORDER.format(python=sys.executable, out=str(handed_to)))
+    program.chmod(0o700)
+    with served(web, tmp_path, browser=str(program)) as desk:
+        until(handed_to.exists, "the command opened its page in the browser")
+        handed = handed_to.read_text()
+        assert handed.startswith(desk.base + "/?token=") and desk.token not in handed
+        visits = [chromium.new_context() for _ in range(3)]  # three browsers, no cookie yet
+        try:
+            first, again, printed = (ctx.new_page() for ctx in visits)
+            first.goto(handed)
+            first.wait_for_selector("body[data-ready=true]")
+            assert first.url == desk.base + "/"
+            answer = again.goto(handed)
+            assert answer is not None and answer.status == 401
+            assert "printed" in again.inner_text("body")
+            printed.goto(desk.link)  # the printed link lasts
+            printed.wait_for_selector("body[data-ready=true]")
+        finally:
+            for ctx in visits:
+                ctx.close()

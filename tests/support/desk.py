@@ -54,17 +54,23 @@ class Desk:
 
 
 @contextmanager
-def served(web: FakeWeb, folder: Path, *args: str, python: str = "") -> Iterator[Desk]:
+def served(
+    web: FakeWeb, folder: Path, *args: str, python: str = "", browser: str = ""
+) -> Iterator[Desk]:
     """Run ``deskresearch ui`` on ``folder``'s store and reports until the block ends.
 
     ``python``: the interpreter to run it with (another install's; default this one).
+    ``browser``: a program the command opens its page with (``$BROWSER``, on a desktop that
+    ``DISPLAY`` says is there); by default it opens none (``--no-browser``).
     """
     store, reports, log = folder / "runs.sqlite", folder / "reports", folder / "ui.log"
     env = loopback_env(web, DESKRESEARCH_CHECKPOINTS=str(store))
+    if browser:
+        env |= {"BROWSER": browser, "DISPLAY": ":0"}
     with log.open("w") as errors:
         process = subprocess.Popen(
-            [python or sys.executable, "-m", "deskresearch", "ui", "--no-browser", "--port", "0",
-             "-o", str(reports), *args],
+            [python or sys.executable, "-m", "deskresearch", "ui",
+             *([] if browser else ["--no-browser"]), "--port", "0", "-o", str(reports), *args],
             env=env, stdout=subprocess.PIPE, stderr=errors, text=True, cwd=folder,
         )  # fmt: skip
     try:

@@ -137,7 +137,11 @@ def main(argv: Sequence[str] | None = None) -> int:
           file=sys.stderr)  # fmt: skip
     print(url, flush=True)
     if not ns.no_browser and _desktop():
-        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+        # A browser's command line shows in `ps` while it runs: its link opens the page once.
+        opening = secrets.token_urlsafe(24)
+        policy.once.add(opening)
+        link = f"http://{shown}:{port}/?token={opening}"
+        threading.Thread(target=webbrowser.open, args=(link,), daemon=True).start()
     server = _Server(uvicorn.Config(build_app(desk, policy), log_level="warning",
                                     access_log=False, http="h11", ws="none", lifespan="on",
                                     timeout_graceful_shutdown=3), desk)  # fmt: skip

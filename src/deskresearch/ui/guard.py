@@ -13,6 +13,8 @@ request passes, in order:
 3. **Key**: a secret made at start-up is in the link the command prints (as Jupyter's token);
    the first visit with it trades it for a cookie (HttpOnly, SameSite=Strict), which every
    other request must carry. Another local user or program without the link gets nothing.
+   The browser the command opens gets a key of its own that opens the page once: a browser's
+   command line, link included, shows in ``ps`` to every local user for as long as it runs.
 
 Every response carries a Content-Security-Policy that lets the page load only its own files
 (no CDN, font or analytics could be loaded even by mistake), and is never framed elsewhere.
@@ -23,7 +25,7 @@ from __future__ import annotations
 import hmac
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qs
 
@@ -66,11 +68,13 @@ class Policy:
         hosts: accepted Host headers, lower case, ``name:port``.
         token: the key in the printed link.
         port: the port (names the cookie: cookies are per host, not per port).
+        once: keys good for one visit (the link handed to a browser); a visit uses its key up.
     """
 
     hosts: frozenset[str]
     token: str
     port: int
+    once: set[str] = field(default_factory=set, compare=False, hash=False)
 
     @property
     def cookie(self) -> str:
@@ -115,6 +119,17 @@ def refusal(policy: Policy, method: str, headers: Mapping[str, str]) -> str:
     return ""
 
 
+def opens(policy: Policy, given: str) -> bool:
+    """Whether a link's key opens the page: the printed one, or a one-visit key (used up)."""
+    if hmac.compare_digest(given, policy.token):
+        return True
+    for key in list(policy.once):
+        if hmac.compare_digest(given, key):
+            policy.once.discard(key)
+            return True
+    return False
+
+
 def has_key(policy: Policy, headers: Mapping[str, str]) -> bool:
     """Whether the request carries the key's cookie."""
     jar: SimpleCookie = SimpleCookie()
@@ -144,7 +159,7 @@ class Guard:
             response = JSONResponse({"error": why}, status_code=403)
         elif not has_key(self.policy, headers):
             given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [""])
-            if path == "/" and method == "GET" and hmac.compare_digest(given[0], self.policy.token):
+            if path == "/" and method == "GET" and opens(self.policy, given[0]):
                 response = RedirectResponse("/", status_code=303)  # the key leaves the address bar
                 response.set_cookie(self.policy.cookie, self.policy.token, httponly=True,
                                     samesite="strict", path="/")  # fmt: skip

@@ -73,3 +73,19 @@ def test_the_link_s_key_becomes_a_strict_cookie_and_every_response_forbids_outsi
     stranger = TestClient(app, base_url=f"http://127.0.0.1:{PORT}")
     assert stranger.get("/?token=guess").status_code == 401
     assert stranger.get("/api/x").status_code == 401
+
+
+def test_a_one_visit_key_opens_the_page_once_and_the_printed_key_stays_good() -> None:
+    async def hello(request: object) -> PlainTextResponse:
+        return PlainTextResponse("hello")
+
+    policy = Policy(hosts_for("127.0.0.1", PORT), "the-key", PORT, once={"browser-key"})
+    app = Guard(Starlette(routes=[Route("/", hello)]), policy)
+
+    def visit(key: str) -> int:
+        client = TestClient(app, base_url=f"http://127.0.0.1:{PORT}")  # a browser of its own
+        return client.get("/", params={"token": key}, follow_redirects=False).status_code
+
+    assert [visit("browser-key"), visit("browser-key")] == [303, 401]
+    assert [visit("the-key"), visit("the-key")] == [303, 303]
+    assert policy.once == set()
