@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page
+from playwright.sync_api import Browser, BrowserContext, Page, Route
 
 from tests.support import browser
 from tests.support.browser import Watched
@@ -366,6 +366,27 @@ def test_bad_input_is_named_at_its_field_and_nothing_is_spent_or_saved(
         assert cli.returncode == 3
         words = said[field].replace(f"the page's {field}", f"the flag {flag}")
         assert words in " ".join(cli.stderr.split()), (words, cli.stderr)
+    page.close()
+
+
+def test_an_older_check_s_answer_does_not_clear_the_problem_a_newer_one_showed(
+    context: BrowserContext, desk: Desk
+) -> None:
+    """Field checks can be answered out of order: the page shows the newest one's problems."""
+    page = opened(context, desk).page
+    held: list[Route] = []
+    page.route("**/api/check", lambda route: route.continue_() if held else held.append(route))
+    page.click("#settings summary")
+    page.fill("#f-max_rounds", "1")
+    page.press("#f-max_rounds", "Tab")  # left with a good value: this check's answer is held
+    page.fill("#f-max_rounds", "9")
+    page.press("#f-max_rounds", "Tab")  # then with a bad one: answered at once
+    page.wait_for_selector("body[data-checked='2']")
+    assert page.get_attribute("#f-max_rounds", "aria-invalid") == "true" and held
+    held[0].continue_()  # the older answer ("nothing wrong") comes last
+    page.wait_for_selector("body[data-checked='1']")
+    assert page.inner_text("#problem-max_rounds").strip()
+    assert page.get_attribute("#f-max_rounds", "aria-invalid") == "true"
     page.close()
 
 

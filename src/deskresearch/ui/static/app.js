@@ -103,19 +103,31 @@ function showProblems(problems, { fieldsOnly = false } = {}) {
   if (first && !fieldsOnly) first.focus();
 }
 
+// Checks and asks sent so far: answers can come back out of order, and an older one (a field
+// left before a bad value was typed) must not clear the problems a newer one showed.
+let sent = 0;
+
 async function checkFields() {
+  const mine = ++sent;
+  let problems = null;
+  let failure = "";
   try {
-    const { problems } = await api("POST", "/api/check", { settings: settingsOf() });
-    showProblems(problems, { fieldsOnly: true });
+    ({ problems } = await api("POST", "/api/check", { settings: settingsOf() }));
   } catch (error) {
-    $("#problem-").textContent = error.message;
+    failure = error.message;
   }
+  if (mine === sent) {
+    if (failure) $("#problem-").textContent = failure;
+    else showProblems(problems, { fieldsOnly: true });
+  }
+  document.body.dataset.checked = String(mine); // the check answered last (tests wait on it)
 }
 
 async function ask(event) {
   event.preventDefault();
   const button = $("#go");
   if (button.disabled) return;
+  sent += 1; // a field check still on its way is older than this ask
   button.disabled = true;
   button.textContent = "Checking…";
   showProblems([]);
