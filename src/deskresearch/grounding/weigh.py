@@ -250,11 +250,45 @@ def weighed(
     if contrary := doubt(sentence, cites, source, ledger):
         return disputed(contrary, f"the judge: stated by source [{source}]; but {contrary}")
     moved = source not in cites
+    shown, pointer = shown_quote(sentence, source, quote, ledger)
     return {
         **check,
         "status": "re-cited" if moved else "supported",
         "source": source,
-        "quote": quote,
+        "quote": shown,
         "decided_by": "model",
-        "reason": f"stated by source [{source}]" + (", not the one cited" if moved else ""),
+        "reason": f"stated by source [{source}]"
+        + (", not the one cited" if moved else "")
+        + (f" ({pointer})" if pointer else ""),
     }
+
+
+def shown_quote(
+    sentence: str, source: int, quote: str, ledger: Mapping[int, Evidence]
+) -> tuple[str, str]:
+    """The quote shown for "``source`` states ``sentence``", and why it is not the named one.
+
+    The judge's number only points at the evidence. A wrong pointer (a fact of the source that
+    holds under DOUBT of the sentence's content words, where another of its facts holds PLAINLY
+    of them and every figure) would show the reader a quote that does not say it: the other
+    fact's quote is shown instead. Anything less clear keeps the judge's.
+    """
+    ev = ledger[source]
+    words = stems(without_citations(sentence))
+    if len(words) < MIN_CONTENT_WORDS or quote not in ev.quotes:
+        return quote, ""
+
+    def share(i: int) -> float:
+        return len(words & _fact_stems(ev.claims[i], ev.quotes[i])) / len(words)
+
+    named = ev.quotes.index(quote)
+    best = max(range(len(ev.quotes)), key=share)
+    better = ev.quotes[best]
+    if share(named) >= DOUBT or share(best) < PLAINLY:
+        return quote, ""
+    if missing_figures(without_citations(sentence), better, spelled=better):
+        return quote, ""
+    return (
+        better,
+        f"the judge named fact ({named + 1}), which does not say it; fact ({best + 1}) does",
+    )

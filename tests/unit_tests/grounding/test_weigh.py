@@ -90,3 +90,28 @@ def test_a_verdict_the_facts_bear_out_is_taken_as_it_stands() -> None:
     assert (out["status"], out["source"], out.get("dispute")) == ("re-cited", 2, None)
     out = _weigh(WRONG_SOURCE, [1], "unsupported", None, "")
     assert (out["status"], out.get("dispute")) == ("unsupported", None), "nothing carries it"
+
+
+SLEEPERS = Evidence(
+    id=4,
+    text="Night trains stopped in 2023 on the Paris route. Sleeper cars are scarce across "
+    "Europe since operators scrapped them.",
+    quotes=("Night trains stopped in 2023 on the Paris route",
+            "Sleeper cars are scarce across Europe since operators scrapped them"),
+    claims=("Night trains on the Paris route stopped in 2023.",
+            "Sleeper cars are scarce in Europe because operators scrapped them."),
+    language="en",
+)  # fmt: skip
+SCARCE = "Sleeper cars are scarce across Europe because operators scrapped them [4]."
+
+
+def test_a_supported_verdict_pointing_at_the_wrong_fact_shows_the_fact_that_says_it() -> None:
+    ledger = {**LEDGER, 4: SLEEPERS}
+    wrong = weighed(pending(SCARCE, [4]), "supported", 4, SLEEPERS.quotes[0], ledger)
+    assert (wrong["status"], wrong["quote"]) == ("supported", SLEEPERS.quotes[1])
+    assert "named fact (1), which does not say it; fact (2) does" in wrong["reason"]
+    right = weighed(pending(SCARCE, [4]), "supported", 4, SLEEPERS.quotes[1], ledger)
+    assert (right["quote"], right["reason"]) == (SLEEPERS.quotes[1], "stated by source [4]")
+    both = "Night trains on the Paris route stopped, and sleeper cars are scarce [4]."
+    kept = weighed(pending(both, [4]), "supported", 4, SLEEPERS.quotes[0], ledger)
+    assert (kept["status"], kept["quote"]) == ("supported", SLEEPERS.quotes[0]), "it says part"
