@@ -375,18 +375,49 @@ def test_an_older_check_s_answer_does_not_clear_the_problem_a_newer_one_showed(
     """Field checks can be answered out of order: the page shows the newest one's problems."""
     page = opened(context, desk).page
     held: list[Route] = []
-    page.route("**/api/check", lambda route: route.continue_() if held else held.append(route))
+
+    def hold_the_good_value(route: Route) -> None:
+        if '"max_rounds":"1"' in (route.request.post_data or ""):
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/api/check", hold_the_good_value)
     page.click("#settings summary")
     page.fill("#f-max_rounds", "1")
     page.press("#f-max_rounds", "Tab")  # left with a good value: this check's answer is held
     page.fill("#f-max_rounds", "9")
     page.press("#f-max_rounds", "Tab")  # then with a bad one: answered at once
-    page.wait_for_selector("body[data-checked='2']")
+    page.wait_for_selector("body[data-checked~='2']")
     assert page.get_attribute("#f-max_rounds", "aria-invalid") == "true" and held
     held[0].continue_()  # the older answer ("nothing wrong") comes last
-    page.wait_for_selector("body[data-checked='1']")
+    page.wait_for_selector("body[data-checked~='1']")
     assert page.inner_text("#problem-max_rounds").strip()
     assert page.get_attribute("#f-max_rounds", "aria-invalid") == "true"
+    page.close()
+
+
+def test_an_ask_answered_after_a_newer_check_leaves_the_settings_to_that_check(
+    context: BrowserContext, desk: Desk
+) -> None:
+    page = opened(context, desk).page
+    held: list[Route] = []
+    page.route(
+        "**/api/runs", lambda r: held.append(r) if r.request.method == "POST" else r.continue_()
+    )
+    page.fill("#topic", TOPIC)
+    page.click("#settings summary")
+    page.fill("#f-max_rounds", "9")
+    page.press("#topic", "Enter")  # asked with 9 rounds: its answer is held
+    page.wait_for_selector("#go[disabled]")
+    page.fill("#f-max_rounds", "1")
+    page.press("#f-max_rounds", "Tab")  # corrected while the ask is on its way, and checked
+    page.wait_for_selector("body[data-checked~='3']")
+    assert held, "the ask was sent"
+    held[0].continue_()  # the ask's answer (too many rounds) comes last
+    page.wait_for_selector("#go:not([disabled])")
+    assert page.inner_text("#problem-max_rounds").strip() == ""
+    assert page.get_attribute("#f-max_rounds", "aria-invalid") is None
     page.close()
 
 
@@ -456,41 +487,3 @@ def test_requests_from_elsewhere_or_without_the_key_are_refused(desk: Desk) -> N
         assert stranger.get("/api/runs").status_code == 401
         assert stranger.get("/", params={"token": "guessed"}).status_code == 401
         assert "printed" in stranger.get("/").text
-
-
-RECORDER = """#!{python}
-import sys
-from pathlib import Path
-
-part = Path({out!r} + ".part")
-part.write_text(sys.argv[1])
-part.rename({out!r})
-"""
-
-
-def test_the_browser_it_opens_gets_a_link_that_opens_the_page_once(
-    chromium: Browser, web: FakeWeb, tmp_path: Path
-) -> None:
-    """A browser's command line, link included, shows in ``ps`` for as long as it runs."""
-    handed_to = tmp_path / "opened-with.txt"
-    program = tmp_path / "browser"
-    program.write_text(RECORDER.format(python=sys.executable, out=str(handed_to)))
-    program.chmod(0o700)
-    with served(web, tmp_path, browser=str(program)) as desk:
-        until(handed_to.exists, "the command opened its page in the browser")
-        handed = handed_to.read_text()
-        assert handed.startswith(desk.base + "/?token=") and desk.token not in handed
-        visits = [chromium.new_context() for _ in range(3)]  # three browsers, no cookie yet
-        try:
-            first, again, printed = (ctx.new_page() for ctx in visits)
-            first.goto(handed)
-            first.wait_for_selector("body[data-ready=true]")
-            assert first.url == desk.base + "/"
-            answer = again.goto(handed)
-            assert answer is not None and answer.status == 401
-            assert "printed" in again.inner_text("body")
-            printed.goto(desk.link)  # the printed link lasts
-            printed.wait_for_selector("body[data-ready=true]")
-        finally:
-            for ctx in visits:
-                ctx.close()

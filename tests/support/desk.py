@@ -66,7 +66,7 @@ def served(
     store, reports, log = folder / "runs.sqlite", folder / "reports", folder / "ui.log"
     env = loopback_env(web, DESKRESEARCH_CHECKPOINTS=str(store))
     if browser:
-        env |= {"BROWSER": browser, "DISPLAY": ":0"}
+        env |= {"BROWSER": browser, "DISPLAY": ":99"}  # no such display: nothing else opens
     with log.open("w") as errors:
         process = subprocess.Popen(
             [python or sys.executable, "-m", "deskresearch", "ui",

@@ -21,7 +21,8 @@ recheck_citations asks the report model once (docs/grounding.md, "How a verdict 
 What code finds for certain (a fact the source does not have, a quote not in the source, a
 figure not in the quote) overrules the judge by itself, as before: unless the cited facts
 plainly carry the sentence, then it too is disputed (the judge's verdict may be right where the
-fact it named is not).
+fact it named is not). A verdict taken whose named fact plainly does not say the sentence, where
+another fact of its source does, is shown with that other fact's quote.
 """
 
 from __future__ import annotations
@@ -217,10 +218,11 @@ def weighed(
 
     ``quote`` is that of the fact the judge named; ``no_quote`` says why there is none.
 
-    Taken as it stands when code finds nothing against it; turned down when code finds for
-    certain that the fact it named or a figure is not the source's, unless the cited facts
-    plainly carry the sentence; disputed (asked again by repair_report) when the facts
-    contradict it.
+    Taken as it stands when code finds nothing against it (shown with the quote of the fact
+    that says the sentence when the one named plainly does not: ``shown_quote``); turned down
+    when code finds for certain that the fact it named or a figure is not the source's, unless
+    the cited facts plainly carry the sentence; disputed (asked again by repair_report) when
+    the facts contradict it.
     """
 
     def dispute(found: str, settled_by: Settled = "unsettled") -> Dispute:
@@ -259,7 +261,7 @@ def weighed(
         "decided_by": "model",
         "reason": f"stated by source [{source}]"
         + (", not the one cited" if moved else "")
-        + (f" ({pointer})" if pointer else ""),
+        + (f"; {pointer}" if pointer else ""),
     }
 
 
@@ -271,24 +273,26 @@ def shown_quote(
     The judge's number only points at the evidence. A wrong pointer (a fact of the source that
     holds under DOUBT of the sentence's content words, where another of its facts holds PLAINLY
     of them and every figure) would show the reader a quote that does not say it: the other
-    fact's quote is shown instead. Anything less clear keeps the judge's.
+    fact's quote is shown instead. Anything less clear keeps the judge's. The whole sentence's
+    words count, not only those of the claims citing ``source``: a sentence that also stands on
+    other sources then rarely reaches PLAINLY, which keeps the judge's fact.
     """
     ev = ledger[source]
     words = stems(without_citations(sentence))
     if len(words) < MIN_CONTENT_WORDS or quote not in ev.quotes:
         return quote, ""
 
-    def share(i: int) -> float:
-        return len(words & _fact_stems(ev.claims[i], ev.quotes[i])) / len(words)
+    def held(i: int) -> int:
+        return len(words & _fact_stems(ev.claims[i], ev.quotes[i]))
 
     named = ev.quotes.index(quote)
-    best = max(range(len(ev.quotes)), key=share)
+    best = max(range(len(ev.quotes)), key=held)
     better = ev.quotes[best]
-    if share(named) >= DOUBT or share(best) < PLAINLY:
+    if better == quote or held(named) >= DOUBT * len(words) or held(best) < PLAINLY * len(words):
         return quote, ""
     if missing_figures(without_citations(sentence), better, spelled=better):
         return quote, ""
-    return (
-        better,
-        f"the judge named fact ({named + 1}), which does not say it; fact ({best + 1}) does",
+    return better, (
+        f"the judge named fact ({named + 1}), which holds {held(named)} of its {len(words)} "
+        f"content words; fact ({best + 1}), which holds {held(best)}, is shown"
     )

@@ -113,6 +113,12 @@ def _desktop() -> bool:
     )
 
 
+def _open(link: str, policy: Policy, key: str) -> None:
+    """Open the page in the desktop's browser; a key no browser took opens nothing."""
+    if not webbrowser.open(link):
+        policy.once.discard(key)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve the page until Ctrl-C; return the exit code."""
     ns = build_parser().parse_args(argv)
@@ -141,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         opening = secrets.token_urlsafe(24)
         policy.once.add(opening)
         link = f"http://{shown}:{port}/?token={opening}"
-        threading.Thread(target=webbrowser.open, args=(link,), daemon=True).start()
+        threading.Thread(target=_open, args=(link, policy, opening), daemon=True).start()
     server = _Server(uvicorn.Config(build_app(desk, policy), log_level="warning",
                                     access_log=False, http="h11", ws="none", lifespan="on",
                                     timeout_graceful_shutdown=3), desk)  # fmt: skip

@@ -62,7 +62,9 @@ def bracketed(host: str) -> str:
 
 @dataclass(frozen=True)
 class Policy:
-    """What the guard accepts: the Host values, and the key.
+    """What the guard accepts: the Host values, and the keys.
+
+    Frozen but for ``once``, which a visit uses up (on the server's event loop).
 
     Args:
         hosts: accepted Host headers, lower case, ``name:port``.
@@ -119,12 +121,17 @@ def refusal(policy: Policy, method: str, headers: Mapping[str, str]) -> str:
     return ""
 
 
+def same(given: str, key: str) -> bool:
+    """``given == key`` in constant time (as bytes: compare_digest refuses non-ASCII text)."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), key.encode())
+
+
 def opens(policy: Policy, given: str) -> bool:
     """Whether a link's key opens the page: the printed one, or a one-visit key (used up)."""
-    if hmac.compare_digest(given, policy.token):
+    if same(given, policy.token):
         return True
     for key in list(policy.once):
-        if hmac.compare_digest(given, key):
+        if same(given, key):
             policy.once.discard(key)
             return True
     return False
@@ -138,7 +145,7 @@ def has_key(policy: Policy, headers: Mapping[str, str]) -> bool:
     except Exception:  # noqa: BLE001 - http.cookies raises CookieError (and worse) on junk
         return False
     morsel = jar.get(policy.cookie)
-    return morsel is not None and hmac.compare_digest(morsel.value, policy.token)
+    return morsel is not None and same(morsel.value, policy.token)
 
 
 class Guard:

@@ -109,9 +109,23 @@ def test_a_supported_verdict_pointing_at_the_wrong_fact_shows_the_fact_that_says
     ledger = {**LEDGER, 4: SLEEPERS}
     wrong = weighed(pending(SCARCE, [4]), "supported", 4, SLEEPERS.quotes[0], ledger)
     assert (wrong["status"], wrong["quote"]) == ("supported", SLEEPERS.quotes[1])
-    assert "named fact (1), which does not say it; fact (2) does" in wrong["reason"]
+    assert wrong["reason"] == (
+        "stated by source [4]; the judge named fact (1), which holds 0 of its 7 content words; "
+        "fact (2), which holds 7, is shown"
+    )
     right = weighed(pending(SCARCE, [4]), "supported", 4, SLEEPERS.quotes[1], ledger)
     assert (right["quote"], right["reason"]) == (SLEEPERS.quotes[1], "stated by source [4]")
     both = "Night trains on the Paris route stopped, and sleeper cars are scarce [4]."
     kept = weighed(pending(both, [4]), "supported", 4, SLEEPERS.quotes[0], ledger)
     assert (kept["status"], kept["quote"]) == ("supported", SLEEPERS.quotes[0]), "it says part"
+
+
+def test_the_fact_shown_instead_must_hold_every_figure_and_a_moved_citation_gets_it_too() -> None:
+    ledger = {**LEDGER, 4: SLEEPERS}
+    dated = "Sleeper cars are scarce across Europe since 2023 because operators scrapped them [4]."
+    kept = weighed(pending(dated, [4]), "supported", 4, SLEEPERS.quotes[0], ledger)
+    assert (kept["status"], kept["quote"]) == ("supported", SLEEPERS.quotes[0]), "2023 is fact 1's"
+    moved = weighed(pending(SCARCE.replace("[4]", "[1]"), [1]), "other_source", 4,
+                    SLEEPERS.quotes[0], ledger)  # fmt: skip
+    assert (moved["status"], moved["quote"]) == ("re-cited", SLEEPERS.quotes[1])
+    assert moved["reason"].startswith("stated by source [4], not the one cited; the judge named")

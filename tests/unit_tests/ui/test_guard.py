@@ -86,6 +86,18 @@ def test_a_one_visit_key_opens_the_page_once_and_the_printed_key_stays_good() ->
         client = TestClient(app, base_url=f"http://127.0.0.1:{PORT}")  # a browser of its own
         return client.get("/", params={"token": key}, follow_redirects=False).status_code
 
-    assert [visit("browser-key"), visit("browser-key")] == [303, 401]
+    browser = TestClient(app, base_url=f"http://127.0.0.1:{PORT}")
+    first = browser.get("/", params={"token": "browser-key"}, follow_redirects=False)
+    assert first.status_code == 303 and browser.cookies[policy.cookie] == "the-key"
+    assert browser.get("/").text == "hello"  # the lasting key's cookie lets it in from now on
+    assert visit("browser-key") == 401
     assert [visit("the-key"), visit("the-key")] == [303, 303]
     assert policy.once == set()
+
+
+def test_a_key_that_is_not_ascii_is_refused_like_any_wrong_key() -> None:
+    app = Guard(Starlette(routes=[Route("/", lambda request: PlainTextResponse("hi"))]), POLICY)
+    client = TestClient(app, base_url=f"http://127.0.0.1:{PORT}")
+    assert client.get("/", params={"token": "é"}, follow_redirects=False).status_code == 401
+    raw = f"{POLICY.cookie}=é".encode("latin-1")  # a cookie header as some client sent it
+    assert client.get("/", headers={b"cookie": raw}).status_code == 401

@@ -80,17 +80,24 @@ function settingsOf() {
   return changed;
 }
 
-function showProblems(problems, { fieldsOnly = false } = {}) {
+// A problem's field from its element's id: a setting's, "topic", or "" (the general ones).
+const fieldOf = (id) => (id.startsWith("problem-") ? id.slice("problem-".length) : "");
+const isSetting = (field) => field !== "" && field !== "topic";
+
+// Show `problems` in place of those shown; `only` "settings" or "rest" (the topic and the
+// general ones) leaves the other kind as it is.
+function showProblems(problems, { only = "" } = {}) {
+  const mine = (field) => !only || (only === "settings") === isSetting(field);
   for (const p of document.querySelectorAll("#ask .problem")) {
-    if (!fieldsOnly || p.id.startsWith("problem-") && p.id !== "problem-topic" && p.id !== "problem-") {
-      p.textContent = "";
-    }
+    if (mine(fieldOf(p.id))) p.textContent = "";
   }
   for (const input of document.querySelectorAll("#ask [aria-invalid]")) {
-    if (!fieldsOnly || input.id !== "topic") input.removeAttribute("aria-invalid");
+    if (mine(input.id === "topic" ? "topic" : input.id.slice("f-".length))) {
+      input.removeAttribute("aria-invalid");
+    }
   }
   let first = null;
-  for (const problem of problems) {
+  for (const problem of problems.filter((p) => mine(p.field))) {
     const target = document.getElementById(`problem-${problem.field}`) || $("#problem-");
     target.textContent = [target.textContent, problem.message].filter(Boolean).join(" ");
     const input = problem.field === "topic" ? $("#topic") : document.getElementById(`f-${problem.field}`);
@@ -100,7 +107,7 @@ function showProblems(problems, { fieldsOnly = false } = {}) {
       first = first || input;
     }
   }
-  if (first && !fieldsOnly) first.focus();
+  if (first && only !== "settings") first.focus();
 }
 
 // Checks and asks sent so far: answers can come back out of order, and an older one (a field
@@ -118,16 +125,17 @@ async function checkFields() {
   }
   if (mine === sent) {
     if (failure) $("#problem-").textContent = failure;
-    else showProblems(problems, { fieldsOnly: true });
+    else showProblems(problems, { only: "settings" });
   }
-  document.body.dataset.checked = String(mine); // the check answered last (tests wait on it)
+  const answered = [document.body.dataset.checked, mine].filter(Boolean).join(" ");
+  document.body.dataset.checked = answered; // the checks answered so far (tests wait on them)
 }
 
 async function ask(event) {
   event.preventDefault();
   const button = $("#go");
   if (button.disabled) return;
-  sent += 1; // a field check still on its way is older than this ask
+  const mine = ++sent; // a field check still on its way is older than this ask
   button.disabled = true;
   button.textContent = "Checking…";
   showProblems([]);
@@ -137,7 +145,9 @@ async function ask(event) {
     $("#topic").value = "";
     location.hash = `#run/${thread}`;
   } catch (error) {
-    showProblems(error.problems.length ? error.problems : [{ field: "", message: error.message }]);
+    const found = error.problems.length ? error.problems : [{ field: "", message: error.message }];
+    // A field left while this ask was on its way was checked since: its word on settings stands.
+    showProblems(found, { only: mine === sent ? "" : "rest" });
   } finally {
     button.disabled = false;
     button.textContent = "Research";
