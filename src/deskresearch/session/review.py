@@ -1,5 +1,7 @@
 """A review answer given as a file (``--review answers.json``): read and checked in the pre-flight.
 
+(``checked`` is the check itself: the page's answers go through it too.)
+
 The run would read it only when it pauses for the review, after its first model calls: a file
 that is missing, not JSON or not an answer is found before anything is spent instead.
 """
@@ -30,10 +32,19 @@ def answer_file(path: str, origin: str) -> Any:
         raise ConfigError(
             f"{where} is not JSON ({' '.join(str(exc).split())[:120]}): {FIX}"
         ) from None
+    return checked(data, where)
+
+
+def checked(answer: Any, where: str) -> Any:
+    """``answer`` if it has a shape review_plan takes (``where`` names it in the error).
+
+    Raises:
+        ConfigError: it is not an answer.
+    """
     from deskresearch.nodes.review_plan import dropped_by  # the node's own rule, imported late
 
     try:
-        dropped_by(data, [])
+        dropped_by(answer, [])
     except ConfigError:
         raise ConfigError(f"{where} is not an answer: {FIX}") from None
-    return data
+    return answer

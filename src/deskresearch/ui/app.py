@@ -34,8 +34,8 @@ from starlette.staticfiles import StaticFiles
 
 from deskresearch.report.outcome import finished
 from deskresearch.session.settings import gather
-from deskresearch.ui.desk import Desk, Refusal
-from deskresearch.ui.form import as_dicts, form
+from deskresearch.ui.desk import Desk
+from deskresearch.ui.form import Refusal, as_dicts, form
 from deskresearch.ui.guard import Guard, Policy
 
 STATIC = Path(str(resources.files("deskresearch.ui").joinpath("static")))
@@ -140,6 +140,12 @@ async def resume(desk: Desk, request: Request) -> Response:
     return JSONResponse({"thread_id": thread, "finished": job is None})
 
 
+async def review(desk: Desk, request: Request) -> Response:
+    """Answer the review a research waits for ({"answer": true, or what review_plan takes})."""
+    desk.answer(request.path_params["thread"], (await _body(request)).get("answer"))
+    return JSONResponse({"answered": True}, 202)
+
+
 async def delete(desk: Desk, request: Request) -> Response:
     """Delete a research and its files."""
     return JSONResponse({"removed": await desk.delete(request.path_params["thread"])})
@@ -227,6 +233,7 @@ def build_app(desk: Desk, policy: Policy) -> Guard:
         Route("/api/runs/{thread}", bind(delete), methods=["DELETE"]),
         Route("/api/runs/{thread}/cancel", bind(cancel), methods=["POST"]),
         Route("/api/runs/{thread}/resume", bind(resume), methods=["POST"]),
+        Route("/api/runs/{thread}/review", bind(review), methods=["POST"]),
         Route("/api/events", bind(events)),
         Route("/runs/{thread}/report", bind(report)),
         Route("/runs/{thread}/download/{fmt}", bind(download)),

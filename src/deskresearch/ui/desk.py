@@ -12,8 +12,6 @@ event stream (``app``) waits on, so the page hears of an event as soon as it hap
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import gc
 import sys
 import time
 import traceback
@@ -27,6 +25,7 @@ from deskresearch.report.outcome import finished
 from deskresearch.session.engines import LocalGraph
 from deskresearch.session.plan import Entry, Plan
 from deskresearch.session.reports import ReportFiles
+from deskresearch.session.review import checked
 from deskresearch.session.run import Session
 from deskresearch.session.settings import (
     PLACES,
@@ -40,34 +39,12 @@ from deskresearch.session.settings import (
 )
 from deskresearch.session.style import error_line
 from deskresearch.session.tracker import event_line
-from deskresearch.ui.form import SETTINGS, Problem, problem_of
-from deskresearch.ui.jobs import Changes, Job, Watched
+from deskresearch.ui.form import SETTINGS, Problem, Refusal, problem_of
+from deskresearch.ui.jobs import Changes, Job, Watched, give_back, reviewed
 
 PAGE = "the page"
-ENTRY = Entry(PAGE, locked=True)  # nobody reviews; the page may not change a locked setting
+ENTRY = Entry(PAGE, reviewer=True, locked=True)  # the person at the page answers a review
 BUG = "its traceback is in the terminal that runs deskresearch ui"
-
-
-class Refusal(Exception):
-    """A request the desk does not carry out: an HTTP status, a message and field problems."""
-
-    def __init__(self, status: int, message: str, found: list[Problem] | None = None) -> None:
-        super().__init__(message)
-        self.status, self.problems = status, found or []
-
-
-def give_back() -> None:
-    """Return the memory the runs freed to the system (an idle server keeps only what it uses).
-
-    The allocators keep freed memory for later use; glibc's ``malloc_trim`` hands back what it
-    can (about 5-8 MB after three runs: the research path's imports stay, as they must).
-    """
-    gc.collect()
-    if sys.platform == "linux":
-        try:
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
-        except (OSError, AttributeError):  # not glibc (musl): nothing to trim
-            pass
 
 
 class Desk:
@@ -87,7 +64,8 @@ class Desk:
         self.store = places["checkpoints"]
         self.engine = LocalGraph(str(self.store.value), max_concurrency=max_concurrency)
         self.files = ReportFiles(places["output_dir"], "md+html")
-        self.session = Session(entry=ENTRY, engine=self.engine, store=self.store, files=self.files)
+        self.session = Session(entry=ENTRY, engine=self.engine, store=self.store, files=self.files,
+                               reviewer=self._review)  # fmt: skip
         self.jobs: dict[str, Job] = {}
         self.changes = Changes()
         self.listing = 0  # the version at which the list of runs last changed
@@ -207,6 +185,25 @@ class Desk:
             if not any(j.state == "running" for j in self.jobs.values()):
                 give_back()
 
+    async def _review(self, review: Any, plan: Plan) -> Any:
+        """Show the run's review in the page, and wait for the page's answer (``answer``)."""
+        job = self.jobs[plan.thread]
+        return await reviewed(job, review, lambda: self._changed(job))
+
+    def answer(self, thread: str, answer: Any) -> None:
+        """Give a run that waits for its review the page's answer.
+
+        Raises:
+            Refusal: no research of this id waits for a review here, or the answer is none.
+        """
+        job = self.jobs.get(thread)
+        if job is None or job.answer is None or job.answer.done():
+            raise Refusal(409, "this research is not waiting for a review")
+        try:
+            job.answer.set_result(checked(answer, "the page's review answer"))
+        except ConfigError as exc:
+            raise Refusal(422, str(exc)) from None
+
     def cancel(self, thread: str) -> None:
         """Stop a running research (it stays resumable).
 
@@ -236,7 +233,7 @@ class Desk:
             "rows": [asdict(r) for r in t.rows()], "lines": list(job.lines),
             "elapsed": round(job.elapsed if job.elapsed is not None else t.elapsed(), 1),
             "tokens": [tokens_in, tokens_out], "cost": t.cost(), "at": job.at,
-            "resume": self.session.resume_command(job.thread),
+            "resume": self.session.resume_command(job.thread), "review": job.review,
         }  # fmt: skip
 
     # ---- the store ------------------------------------------------------------------------

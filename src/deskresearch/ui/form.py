@@ -38,6 +38,7 @@ FIELDS = (
     Field("exclude_domains", "Never these sites", placeholder="example.com"),
     Field("summary_model", "Summary model"),
     Field("report_model", "Report model"),
+    Field("review_plan", "Review the pages before they are read", "checkbox"),
 )
 SETTINGS = frozenset(o.name for o in OPTIONS)  # what a request may set (the locks still apply)
 _OPTION = {o.name: o for o in OPTIONS}
@@ -50,6 +51,14 @@ class Problem:
     field: str
     message: str
     value: str
+
+
+class Refusal(Exception):
+    """A request the desk does not carry out: an HTTP status, a message and field problems."""
+
+    def __init__(self, status: int, message: str, found: list[Problem] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.problems = status, found or []
 
 
 def problem_of(found: SettingProblem) -> Problem:

@@ -7,6 +7,9 @@ event streams wait on: a change reaches an open page as soon as the server sees 
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import gc
+import sys
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,3 +78,30 @@ class Job:
     at: float = 0.0  # wall-clock time of the latest change (the page measures its delay)
     elapsed: float | None = None  # frozen when the run ended
     task: asyncio.Task[None] | None = None
+    review: Any = None  # what the run shows its reviewer while it waits (None: not waiting)
+    answer: asyncio.Future[Any] | None = None  # the page's answer to that review, once given
+
+
+def give_back() -> None:
+    """Return the memory the runs freed to the system (an idle server keeps only what it uses).
+
+    The allocators keep freed memory for later use; glibc's ``malloc_trim`` hands back what it
+    can (about 5-8 MB after three runs: the research path's imports stay, as they must).
+    """
+    gc.collect()
+    if sys.platform == "linux":
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc (musl): nothing to trim
+            pass
+
+
+async def reviewed(job: Job, review: Any, changed: Callable[[], None]) -> Any:
+    """Show ``review`` with ``job`` (its snapshot carries it) until the page answers it."""
+    job.review, job.answer = review, asyncio.get_running_loop().create_future()
+    changed()
+    try:
+        return await job.answer
+    finally:  # answered, or cancelled: the run stays paused at its review, resumable
+        job.review, job.answer = None, None
+        changed()

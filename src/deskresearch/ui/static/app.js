@@ -55,11 +55,12 @@ async function loadForm() {
   box.replaceChildren();
   for (const f of data.fields) {
     const input = el("input", {
-      id: `f-${f.name}`, name: f.name, type: "text", value: String(f.value),
+      id: `f-${f.name}`, name: f.name, type: f.kind === "checkbox" ? "checkbox" : "text", value: String(f.value),
       placeholder: f.placeholder, title: f.help, autocomplete: "off", spellcheck: "false",
       "aria-describedby": `hint-${f.name} problem-${f.name}`,
     });
     if (f.kind === "number") input.setAttribute("inputmode", "numeric");
+    if (f.kind === "checkbox") input.checked = f.value === true;
     input.dataset.default = String(f.value);
     input.addEventListener("change", checkFields);
     const hint = f.origin.startsWith("the default") ? `default · ${f.flag}` : `from ${f.origin}`;
@@ -75,7 +76,9 @@ async function loadForm() {
 function settingsOf() {
   const changed = {};
   for (const input of document.querySelectorAll("#fields input")) {
-    if (input.value.trim() !== input.dataset.default) changed[input.name] = input.value.trim();
+    const ticked = input.type === "checkbox";
+    const value = ticked ? String(input.checked) : input.value.trim();
+    if (value !== input.dataset.default) changed[input.name] = ticked ? input.checked : value;
   }
   return changed;
 }
@@ -197,7 +200,7 @@ function resetRun() {
   $("#run-topic").textContent = "";
   $("#run-status").textContent = "";
   $("#run-problem").textContent = "";
-  for (const id of ["#cancel", "#resume", "#delete", "#downloads", "#progress", "#report", "#resume-command"]) {
+  for (const id of ["#cancel", "#resume", "#delete", "#downloads", "#progress", "#report", "#resume-command", "#review"]) {
     $(id).hidden = true;
   }
   $("#report").removeAttribute("src");
@@ -209,7 +212,7 @@ function resetRun() {
 }
 
 function describe(run) {
-  if (run.state === "running") return "Researching…";
+  if (run.state === "running") return run.review ? "Waiting for your review: tick the pages to read." : "Researching…";
   if (run.state === "failed") return `Failed: ${run.error}`;
   if (run.state === "cancelled") return "Cancelled. Every finished step is saved: resume it here or on the command line.";
   if (run.state === "unfinished") return "Stopped before it finished. Every finished step is saved: resume it here or on the command line.";
@@ -228,6 +231,7 @@ function showRun(run) {
   $("#resume-command").hidden = running || run.state === "done";
   $("#resume-command code").textContent = run.resume;
   if (run.rows) showPanel(run);
+  showReview(run);
   if (run.state === "done") showReport(run);
 }
 
@@ -338,6 +342,7 @@ function wire() {
     await openRun(current);
   }));
   $("#delete").addEventListener("click", confirmDelete);
+  wireReview();
   $("#confirm-keep").addEventListener("click", () => $("#confirm").close());
   $("#confirm-delete").addEventListener("click", () => act($("#confirm-delete"), "Deleting…", async () => {
     await api("DELETE", `/api/runs/${current}`);

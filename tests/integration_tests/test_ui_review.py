@@ -1,0 +1,113 @@
+"""A research that pauses for its review (``review_plan``), answered in the page.
+
+``deskresearch ui`` is started as a user starts it, on the loopback web; the question is asked in
+headless chromium with the review ticked. The run shows its queries and pages and waits; a page
+left unticked is never fetched, and the report's provenance says it was dropped at review. Every
+wait is for a state (a selector), never for a time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from playwright.sync_api import BrowserContext
+
+from tests.support import browser
+from tests.support.desk import Desk, served
+from tests.support.loopback import FakeWeb, serve
+
+pytestmark = [pytest.mark.skipif(not browser.available(), reason=browser.MISSING),
+              pytest.mark.xdist_group("browser")]  # fmt: skip
+
+TOPIC = "EV battery recycling"
+RUN_MS = 120_000  # the longest a run may take on a loaded machine (a bound, not a wait)
+
+
+@pytest.fixture(scope="module")
+def web() -> Iterator[FakeWeb]:
+    with serve() as w:
+        yield w
+
+
+@pytest.fixture(scope="module")
+def desk(web: FakeWeb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desk]:
+    with served(web, tmp_path_factory.mktemp("desk")) as d:
+        yield d
+
+
+@pytest.fixture(scope="module")
+def context(desk: Desk) -> Iterator[BrowserContext]:
+    with browser.chromium() as chromium:
+        ctx = chromium.new_context(viewport={"width": 1280, "height": 1000})
+        yield ctx
+        ctx.close()
+
+
+def test_a_review_is_answered_in_the_page_and_an_unticked_page_is_never_read(
+    context: BrowserContext, desk: Desk, web: FakeWeb
+) -> None:
+    page = context.new_page()
+    page.goto(desk.link)
+    page.wait_for_selector("body[data-ready=true]")
+    page.fill("#topic", TOPIC)
+    page.click("#settings summary")
+    page.fill("#f-max_rounds", "1")
+    page.check("#f-review_plan")
+    page.press("#topic", "Enter")
+    page.wait_for_url("**/#run/*")
+    thread = page.url.split("#run/")[1]
+    page.wait_for_selector("#review:not([hidden]) #review-pages input")
+    assert "review" in page.inner_text("#run-status")
+    queries = page.inner_text("#review-queries")
+    urls = page.eval_on_selector_all("#review-pages input", "boxes => boxes.map(b => b.value)")
+    assert queries.strip() and len(urls) > 1
+    assert not any(c.kind == "fetch" for c in web.log), "nothing is read before the review"
+
+    with httpx.Client(base_url=desk.base, cookies=desk.cookie) as client:
+        own = {"Origin": desk.base}
+        bad = client.post(f"/api/runs/{thread}/review", json={"answer": "maybe"}, headers=own)
+        assert bad.status_code == 422 and "not an answer" in bad.json()["error"]
+
+    dropped = urls[0]
+    page.uncheck(f"#review-pages input[value='{dropped}']")
+    page.click("#review-go")
+    page.wait_for_selector("#run-status[data-state=done]", timeout=RUN_MS)
+    assert page.is_hidden("#review")
+
+    [saved] = desk.reports.glob("*.json")
+    result = json.loads(saved.read_text(encoding="utf-8"))
+    at_review = [(p["stage"], p["subject"], p["outcome"]) for p in result["provenance"]
+                 if p["reason"] == "dropped at review"]  # fmt: skip
+    assert at_review == [("review_plan", dropped, "not_relevant")]
+    assert urlsplit(dropped).path not in {c.key for c in web.log if c.kind == "fetch"}
+    with httpx.Client(base_url=desk.base, cookies=desk.cookie) as client:
+        late = client.post(f"/api/runs/{thread}/review", json={"answer": True},
+                           headers={"Origin": desk.base})  # fmt: skip
+        assert late.status_code == 409
+    page.close()
+
+
+def test_a_research_cancelled_at_its_review_asks_again_when_resumed(
+    context: BrowserContext, desk: Desk
+) -> None:
+    page = context.new_page()
+    page.goto(desk.base + "/")
+    page.wait_for_selector("body[data-ready=true]")
+    page.fill("#topic", "night trains in Europe")
+    page.click("#settings summary")
+    page.fill("#f-max_rounds", "1")
+    page.check("#f-review_plan")
+    page.press("#topic", "Enter")
+    page.wait_for_selector("#review:not([hidden]) #review-pages input")
+    page.click("#cancel")
+    page.wait_for_selector("#run-status[data-state=cancelled]")
+    assert page.is_hidden("#review")
+    page.click("#resume")
+    page.wait_for_selector("#review:not([hidden]) #review-pages input")  # the same review again
+    page.click("#review-go")  # every page ticked: accepted as it stands
+    page.wait_for_selector("#run-status[data-state=done]", timeout=RUN_MS)
+    page.close()
