@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 
 from deskresearch.report.contract import schema
 from tests.support.loopback import FakeWeb, default_catalogue
@@ -118,3 +119,16 @@ def test_cli_review_with_an_answer_file_drops_the_named_pages(web: FakeWeb, tmp_
     data = validate(tmp_path / "ev-battery-recycling.json")
     assert [s["url"] for s in data["sources"]] == [web.url("/pages/heise.de.lithium.html")]
     assert any(p["reason"] == "dropped at review" for p in data["provenance"])
+
+
+@pytest.mark.parametrize("accept", ["{}", "null"])
+def test_cli_review_with_an_answer_file_that_accepts_reads_every_page(
+    web: FakeWeb, tmp_path: Path, accept: str
+) -> None:
+    answer = tmp_path / "answer.json"
+    answer.write_text(accept)  # LangGraph fails on None, and asks again for ever on {}
+    proc = cli(web, "EV battery recycling", "-o", str(tmp_path), "-q", "--review", str(answer))
+    assert proc.returncode == 0, proc.stderr
+    data = validate(tmp_path / "ev-battery-recycling.json")
+    assert len(data["sources"]) > 1
+    assert not any(p["reason"] == "dropped at review" for p in data["provenance"])

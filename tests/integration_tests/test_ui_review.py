@@ -60,7 +60,7 @@ def test_a_review_is_answered_in_the_page_and_an_unticked_page_is_never_read(
     page.press("#topic", "Enter")
     page.wait_for_url("**/#run/*")
     thread = page.url.split("#run/")[1]
-    page.wait_for_selector("#review:not([hidden]) #review-pages input")
+    page.wait_for_selector("#review:not([hidden]) #review-pages input", timeout=RUN_MS)
     assert "review" in page.inner_text("#run-status")
     queries = page.inner_text("#review-queries")
     urls = page.eval_on_selector_all("#review-pages input", "boxes => boxes.map(b => b.value)")
@@ -71,6 +71,8 @@ def test_a_review_is_answered_in_the_page_and_an_unticked_page_is_never_read(
         own = {"Origin": desk.base}
         bad = client.post(f"/api/runs/{thread}/review", json={"answer": "maybe"}, headers=own)
         assert bad.status_code == 422 and "not an answer" in bad.json()["error"]
+        none = client.post(f"/api/runs/{thread}/review", json={}, headers=own)
+        assert none.status_code == 400 and '"answer"' in none.json()["error"]
 
     dropped = urls[0]
     page.uncheck(f"#review-pages input[value='{dropped}']")
@@ -78,8 +80,8 @@ def test_a_review_is_answered_in_the_page_and_an_unticked_page_is_never_read(
     page.wait_for_selector("#run-status[data-state=done]", timeout=RUN_MS)
     assert page.is_hidden("#review")
 
-    [saved] = desk.reports.glob("*.json")
-    result = json.loads(saved.read_text(encoding="utf-8"))
+    saved = [json.loads(f.read_text(encoding="utf-8")) for f in desk.reports.glob("*.json")]
+    [result] = [r for r in saved if r["thread_id"] == thread]
     at_review = [(p["stage"], p["subject"], p["outcome"]) for p in result["provenance"]
                  if p["reason"] == "dropped at review"]  # fmt: skip
     assert at_review == [("review_plan", dropped, "not_relevant")]
@@ -95,19 +97,22 @@ def test_a_research_cancelled_at_its_review_asks_again_when_resumed(
     context: BrowserContext, desk: Desk
 ) -> None:
     page = context.new_page()
-    page.goto(desk.base + "/")
+    page.goto(desk.link)  # its own visit with the key: it does not rely on another test
     page.wait_for_selector("body[data-ready=true]")
     page.fill("#topic", "night trains in Europe")
     page.click("#settings summary")
     page.fill("#f-max_rounds", "1")
     page.check("#f-review_plan")
     page.press("#topic", "Enter")
-    page.wait_for_selector("#review:not([hidden]) #review-pages input")
+    page.wait_for_selector("#review:not([hidden]) #review-pages input", timeout=RUN_MS)
+    shown = page.eval_on_selector_all("#review-pages input", "boxes => boxes.map(b => b.value)")
     page.click("#cancel")
     page.wait_for_selector("#run-status[data-state=cancelled]")
     assert page.is_hidden("#review")
     page.click("#resume")
-    page.wait_for_selector("#review:not([hidden]) #review-pages input")  # the same review again
+    page.wait_for_selector("#review:not([hidden]) #review-pages input", timeout=RUN_MS)
+    again = page.eval_on_selector_all("#review-pages input", "boxes => boxes.map(b => b.value)")
+    assert again == shown, "the same review, asked again"
     page.click("#review-go")  # every page ticked: accepted as it stands
     page.wait_for_selector("#run-status[data-state=done]", timeout=RUN_MS)
     page.close()

@@ -3,7 +3,8 @@
 With ``review_plan`` on, the run stops here with ``interrupt()``, showing the queries and the
 candidate URLs; it continues when resumed with ``Command(resume=...)``:
 
-- ``True``, ``None``, ``"accept"`` or ``{}``: go on with every page;
+- ``True``: go on with every page (``None``, ``"accept"`` and ``{}`` mean the same in an answer
+  file or the page, which hand the run ``True``: LangGraph cannot resume with ``None`` or ``{}``);
 - ``{"drop_urls": [...]}``: leave those pages out;
 - ``{"keep_urls": [...]}``: read only those pages;
 - ``{"drop_queries": [...]}``: leave out the pages that serve only those queries.
@@ -36,10 +37,14 @@ def dropped_by(answer: object, tasks: list[PageTask]) -> set[str]:
     """
     if answer in (None, True, "accept") or answer == {}:
         return set()
-    if not isinstance(answer, Mapping) or not set(answer) <= _KEYS:
+    if (
+        not isinstance(answer, Mapping)
+        or not set(answer) <= _KEYS
+        or not all(_texts(v) for v in answer.values())
+    ):
         raise ConfigError(
             f"review answer {answer!r} not understood: resume with True to accept, or a dict "
-            "with drop_urls, keep_urls or drop_queries (lists)"
+            "with drop_urls, keep_urls or drop_queries (lists of text)"
         )
     urls = {t["url"] for t in tasks}
     dropped = {canonical_url(u) for u in answer.get("drop_urls") or []} & urls
@@ -48,6 +53,11 @@ def dropped_by(answer: object, tasks: list[PageTask]) -> set[str]:
     gone = set(answer.get("drop_queries") or [])
     dropped |= {t["url"] for t in tasks if gone and set(t["queries"]) <= gone}
     return dropped
+
+
+def _texts(value: object) -> bool:
+    """None, or a list of strings (a string alone would be read letter by letter)."""
+    return value is None or (isinstance(value, list) and all(isinstance(v, str) for v in value))
 
 
 async def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -35,16 +35,19 @@ def answer_file(path: str, origin: str) -> Any:
     return checked(data, where)
 
 
-def checked(answer: Any, where: str) -> Any:
-    """``answer`` if it has a shape review_plan takes (``where`` names it in the error).
+def checked(answer: Any, where: str, fix: str = FIX) -> Any:
+    """``answer`` as the run is resumed with it, if it has a shape review_plan takes.
+
+    Every way to accept (``None``, ``"accept"``, ``{}``) becomes ``True``: LangGraph cannot
+    resume with ``None`` (it fails) or ``{}`` (read as no answer: the run asks again).
 
     Raises:
-        ConfigError: it is not an answer.
+        ConfigError: it is not an answer (``where`` names it, ``fix`` says what to give).
     """
     from deskresearch.nodes.review_plan import dropped_by  # the node's own rule, imported late
 
     try:
         dropped_by(answer, [])
     except ConfigError:
-        raise ConfigError(f"{where} is not an answer: {FIX}") from None
-    return answer
+        raise ConfigError(f"{where} is not an answer: {fix}") from None
+    return True if answer in (None, "accept") or answer == {} else answer

@@ -8,6 +8,8 @@ POST   /api/runs                   {topic, settings} → 201 {thread_id}, or 422
 GET    /api/runs/{id}              one run: its state, status, reason, files
 POST   /api/runs/{id}/cancel       stop it (it stays resumable)
 POST   /api/runs/{id}/resume       continue it, with its own settings
+POST   /api/runs/{id}/review       {answer} → 202: the review it waits for, answered (409: it
+                                   waits for none; 422: not an answer)
 DELETE /api/runs/{id}              its thread and its files
 GET    /api/events?watch={id}      server-sent events: ``runs`` (the list changed) and
                                    ``progress`` (the watched run's panel)
@@ -142,7 +144,10 @@ async def resume(desk: Desk, request: Request) -> Response:
 
 async def review(desk: Desk, request: Request) -> Response:
     """Answer the review a research waits for ({"answer": true, or what review_plan takes})."""
-    desk.answer(request.path_params["thread"], (await _body(request)).get("answer"))
+    body = await _body(request)
+    if "answer" not in body:
+        raise Refusal(400, 'send {"answer": true} or {"answer": {"keep_urls": [...]}}')
+    desk.answer(request.path_params["thread"], body["answer"])
     return JSONResponse({"answered": True}, 202)
 
 

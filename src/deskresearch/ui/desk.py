@@ -188,7 +188,7 @@ class Desk:
     async def _review(self, review: Any, plan: Plan) -> Any:
         """Show the run's review in the page, and wait for the page's answer (``answer``)."""
         job = self.jobs[plan.thread]
-        return await reviewed(job, review, lambda: self._changed(job))
+        return await reviewed(job, review, lambda: self._changed(job, listing=True))
 
     def answer(self, thread: str, answer: Any) -> None:
         """Give a run that waits for its review the page's answer.
@@ -200,7 +200,8 @@ class Desk:
         if job is None or job.answer is None or job.answer.done():
             raise Refusal(409, "this research is not waiting for a review")
         try:
-            job.answer.set_result(checked(answer, "the page's review answer"))
+            fix = 'send {"answer": true} or {"answer": {"keep_urls": [...]}}'
+            job.answer.set_result(checked(answer, "the page's review answer", fix))
         except ConfigError as exc:
             raise Refusal(422, str(exc)) from None
 
@@ -244,8 +245,8 @@ class Desk:
         listed = {r["thread_id"] for r in rows}
         running = {t: j for t, j in self.jobs.items() if j.state == "running"}
         for row in rows:
-            if row["thread_id"] in running:
-                row["status"] = "running"
+            if (job := running.get(row["thread_id"])) is not None:
+                row["status"] = "awaiting review" if job.review else "running"
         fresh: list[dict[str, Any]] = [  # admitted, not in the store yet
             {"thread_id": t, "started": j.started, "topic": j.topic, "status": "running",
              "files": [], "tokens": sum(j.tracker.tokens()), "cost_usd": None}

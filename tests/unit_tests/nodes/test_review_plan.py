@@ -4,6 +4,7 @@ import pytest
 
 from deskresearch.errors import ConfigError
 from deskresearch.nodes.review_plan import dropped_by
+from deskresearch.session.review import checked
 
 
 def tasks() -> list[Any]:
@@ -35,3 +36,23 @@ def test_drop_keep_and_drop_queries() -> None:
 def test_an_unknown_answer_names_the_accepted_shapes(answer: object) -> None:
     with pytest.raises(ConfigError, match="drop_urls, keep_urls or drop_queries"):
         dropped_by(answer, tasks())
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [{"keep_urls": 5}, {"keep_urls": [1]}, {"drop_queries": [["q1"]]}, {"drop_urls": "abc"}],
+)
+def test_an_answer_whose_lists_are_not_lists_of_text_is_not_understood(answer: object) -> None:
+    with pytest.raises(ConfigError, match="lists of text"):
+        dropped_by(answer, tasks())
+
+
+@pytest.mark.parametrize("answer", [True, None, "accept", {}])
+def test_every_way_to_accept_resumes_the_run_with_true(answer: object) -> None:
+    assert checked(answer, "the answer") is True  # LangGraph fails on None, asks again on {}
+
+
+def test_a_shaped_answer_is_passed_on_as_it_is() -> None:
+    assert checked({"keep_urls": ["u"]}, "the answer") == {"keep_urls": ["u"]}
+    with pytest.raises(ConfigError, match="the answer is not an answer: give this"):
+        checked("maybe", "the answer", "give this")
