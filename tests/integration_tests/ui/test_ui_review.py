@@ -14,11 +14,11 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from playwright.sync_api import BrowserContext
+from playwright.sync_api import Browser, BrowserContext
 
 from tests.support import browser
-from tests.support.desk import Desk, served
-from tests.support.loopback import FakeWeb, serve
+from tests.support.desk import Desk
+from tests.support.loopback import FakeWeb
 
 pytestmark = [pytest.mark.skipif(not browser.available(), reason=browser.MISSING),
               pytest.mark.xdist_group("browser")]  # fmt: skip
@@ -28,23 +28,10 @@ RUN_MS = 120_000  # the longest a run may take on a loaded machine (a bound, not
 
 
 @pytest.fixture(scope="module")
-def web() -> Iterator[FakeWeb]:
-    with serve() as w:
-        yield w
-
-
-@pytest.fixture(scope="module")
-def desk(web: FakeWeb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desk]:
-    with served(web, tmp_path_factory.mktemp("desk")) as d:
-        yield d
-
-
-@pytest.fixture(scope="module")
-def context(desk: Desk) -> Iterator[BrowserContext]:
-    with browser.chromium() as chromium:
-        ctx = chromium.new_context(viewport={"width": 1280, "height": 1000})
-        yield ctx
-        ctx.close()
+def context(chromium: Browser) -> Iterator[BrowserContext]:
+    ctx = chromium.new_context(viewport={"width": 1280, "height": 1000})
+    yield ctx
+    ctx.close()
 
 
 def test_a_review_is_answered_in_the_page_and_an_unticked_page_is_never_read(

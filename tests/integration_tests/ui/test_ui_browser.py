@@ -28,14 +28,14 @@ from playwright.sync_api import Browser, BrowserContext, Page, Route
 
 from tests.support import browser
 from tests.support.browser import Watched
-from tests.support.desk import Desk, served
-from tests.support.loopback import FakeWeb, serve
+from tests.support.desk import Desk
+from tests.support.loopback import FakeWeb
 from tests.support.runs import loopback_env
 
 pytestmark = [pytest.mark.skipif(not browser.available(), reason=browser.MISSING),
               pytest.mark.xdist_group("browser")]  # fmt: skip
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 TOPIC = "EV battery recycling"
 RUN_S = 120_000  # ms: the longest a run may take on a loaded machine (a bound, not a wait)
 
@@ -81,24 +81,6 @@ def panel_shows(page: Page, line: str) -> None:
     """Wait until the progress panel has ``line`` (a state of the page)."""
     page.wait_for_function("line => document.querySelector('#panel').innerText.includes(line)",
                            arg=line)  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def web() -> Iterator[FakeWeb]:
-    with serve() as w:
-        yield w
-
-
-@pytest.fixture(scope="module")
-def desk(web: FakeWeb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desk]:
-    with served(web, tmp_path_factory.mktemp("desk")) as d:
-        yield d
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    with browser.chromium() as b:
-        yield b
 
 
 @pytest.fixture(scope="module")

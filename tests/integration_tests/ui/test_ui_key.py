@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from playwright.sync_api import Browser
 
 from tests.support import browser
 from tests.support.desk import served
-from tests.support.loopback import FakeWeb, serve
+from tests.support.loopback import FakeWeb
 
 pytestmark = [pytest.mark.skipif(not browser.available(), reason=browser.MISSING),
               pytest.mark.xdist_group("browser")]  # fmt: skip
@@ -31,18 +30,6 @@ part = Path({out!r} + ".part")
 part.write_text(sys.argv[1])
 part.rename({out!r})
 """
-
-
-@pytest.fixture(scope="module")
-def web() -> Iterator[FakeWeb]:
-    with serve() as w:
-        yield w
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    with browser.chromium() as b:
-        yield b
 
 
 def recorded(path: Path, bound_s: float = 60.0) -> str:
