@@ -275,13 +275,14 @@ class Desk:
             return self.snapshot(job)
         values = await self.result(thread)
         done = finished(values)
+        waits = not done and job is None and bool(await self.engine.paused(thread))
         return {
             "thread_id": thread, "topic": str(values.get("topic") or ""),
             "state": "done" if done else (job.state if job else "unfinished"),
             "status": str(values.get("status") or ""), "reason": str(values.get("reason") or ""),
             "error": job.error if job else "", "sources": len(values.get("sources") or []),
             "files": [Path(f).suffix[1:] for f in await self.own_files(thread)],
-            "resume": self.session.resume_command(thread),
+            "resume": self.session.resume_command(thread), "awaits_review": waits,
         }  # fmt: skip
 
     async def own_files(self, thread: str) -> list[Path]:

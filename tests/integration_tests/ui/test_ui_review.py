@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext
 
 from tests.support import browser
-from tests.support.desk import Desk
+from tests.support.desk import Desk, served
 from tests.support.loopback import FakeWeb
 
 pytestmark = [pytest.mark.skipif(not browser.available(), reason=browser.MISSING),
@@ -81,7 +81,7 @@ def test_a_review_is_answered_in_the_page_and_an_unticked_page_is_never_read(
 
 
 def test_a_research_cancelled_at_its_review_asks_again_when_resumed(
-    context: BrowserContext, desk: Desk
+    context: BrowserContext, desk: Desk, web: FakeWeb
 ) -> None:
     page = context.new_page()
     page.goto(desk.link)  # its own visit with the key: it does not rely on another test
@@ -96,6 +96,15 @@ def test_a_research_cancelled_at_its_review_asks_again_when_resumed(
     page.click("#cancel")
     page.wait_for_selector("#run-status[data-state=cancelled]")
     assert page.is_hidden("#review")
+    thread = page.url.split("#run/")[1]
+    with served(web, desk.store.parent) as restarted:  # another server on the same store
+        other = context.new_page()
+        other.goto(restarted.link)
+        other.wait_for_selector("body[data-ready=true]")
+        other.goto(f"{restarted.base}/#run/{thread}")
+        other.wait_for_selector("#run-status[data-state=unfinished]")
+        assert "Waiting for its review" in other.inner_text("#run-status")
+        other.close()
     page.click("#resume")
     page.wait_for_selector("#review:not([hidden]) #review-pages input", timeout=RUN_MS)
     again = page.eval_on_selector_all("#review-pages input", "boxes => boxes.map(b => b.value)")

@@ -215,6 +215,7 @@ function describe(run) {
   if (run.state === "running") return run.review ? "Waiting for your review: tick the pages to read." : "Researching…";
   if (run.state === "failed") return `Failed: ${run.error}`;
   if (run.state === "cancelled") return "Cancelled. Every finished step is saved: resume it here or on the command line.";
+  if (run.state === "unfinished" && run.awaits_review) return "Waiting for its review: resume it to see the pages it would read.";
   if (run.state === "unfinished") return "Stopped before it finished. Every finished step is saved: resume it here or on the command line.";
   if (run.status === "ok") return `Report ready${run.sources ? ` · ${run.sources} sources` : ""}`;
   return `No report: ${run.reason}`;
