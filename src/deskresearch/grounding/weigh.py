@@ -278,7 +278,8 @@ def shown_quote(
     other sources then rarely reaches PLAINLY, which keeps the judge's fact.
     """
     ev = ledger[source]
-    words = stems(without_citations(sentence))
+    text = without_citations(sentence)
+    words = stems(text)
     if len(words) < MIN_CONTENT_WORDS or quote not in ev.quotes:
         return quote, ""
 
@@ -290,7 +291,7 @@ def shown_quote(
     better = ev.quotes[best]
     if better == quote or held(named) >= DOUBT * len(words) or held(best) < PLAINLY * len(words):
         return quote, ""
-    if missing_figures(without_citations(sentence), better, spelled=better):
+    if missing_figures(text, better, spelled=better):
         return quote, ""
     return better, (
         f"the judge named fact ({named + 1}), which holds {held(named)} of its {len(words)} "

@@ -29,13 +29,18 @@ from deskresearch.state import PageTask, ResearchState
 _KEYS = {"drop_urls", "keep_urls", "drop_queries"}
 
 
+def accepts(answer: object) -> bool:
+    """Whether ``answer`` is one of the ways to go on with every page."""
+    return answer in (None, True, "accept") or answer == {}
+
+
 def dropped_by(answer: object, tasks: list[PageTask]) -> set[str]:
     """Return the page URLs a reviewer's answer leaves out.
 
     Raises:
         ConfigError: the answer is not one of the documented shapes (names them).
     """
-    if answer in (None, True, "accept") or answer == {}:
+    if accepts(answer):
         return set()
     if (
         not isinstance(answer, Mapping)

@@ -44,10 +44,10 @@ def checked(answer: Any, where: str, fix: str = FIX) -> Any:
     Raises:
         ConfigError: it is not an answer (``where`` names it, ``fix`` says what to give).
     """
-    from deskresearch.nodes.review_plan import dropped_by  # the node's own rule, imported late
+    from deskresearch.nodes.review_plan import accepts, dropped_by  # the node's rule, imported late
 
     try:
         dropped_by(answer, [])
     except ConfigError:
         raise ConfigError(f"{where} is not an answer: {fix}") from None
-    return True if answer in (None, "accept") or answer == {} else answer
+    return True if accepts(answer) else answer

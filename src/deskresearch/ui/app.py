@@ -36,7 +36,7 @@ from starlette.staticfiles import StaticFiles
 
 from deskresearch.report.outcome import finished
 from deskresearch.session.settings import gather
-from deskresearch.ui.desk import Desk
+from deskresearch.ui.desk import ANSWER, Desk
 from deskresearch.ui.form import Refusal, as_dicts, form
 from deskresearch.ui.guard import Guard, Policy
 
@@ -146,7 +146,7 @@ async def review(desk: Desk, request: Request) -> Response:
     """Answer the review a research waits for ({"answer": true, or what review_plan takes})."""
     body = await _body(request)
     if "answer" not in body:
-        raise Refusal(400, 'send {"answer": true} or {"answer": {"keep_urls": [...]}}')
+        raise Refusal(400, ANSWER)
     desk.answer(request.path_params["thread"], body["answer"])
     return JSONResponse({"answered": True}, 202)
 

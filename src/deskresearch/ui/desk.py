@@ -45,6 +45,7 @@ from deskresearch.ui.jobs import Changes, Job, Watched, give_back, reviewed
 PAGE = "the page"
 ENTRY = Entry(PAGE, reviewer=True, locked=True)  # the person at the page answers a review
 BUG = "its traceback is in the terminal that runs deskresearch ui"
+ANSWER = 'send {"answer": true} or {"answer": {"keep_urls": [...]}}'  # a review's, from the page
 
 
 class Desk:
@@ -200,8 +201,7 @@ class Desk:
         if job is None or job.answer is None or job.answer.done():
             raise Refusal(409, "this research is not waiting for a review")
         try:
-            fix = 'send {"answer": true} or {"answer": {"keep_urls": [...]}}'
-            job.answer.set_result(checked(answer, "the page's review answer", fix))
+            job.answer.set_result(checked(answer, "the page's review answer", ANSWER))
         except ConfigError as exc:
             raise Refusal(422, str(exc)) from None
 
