@@ -180,6 +180,8 @@ class FakeWeb:
     hosts: int = 1  # pages are spread over 127.0.0.1 … 127.0.0.<hosts> (all loopback)
     written: dict[str, bytes] = field(default_factory=dict)  # path → a page written for a test
     models_status: int = 200  # what GET /v1/models answers (401: a rejected key)
+    rejected_keys: set[str] = field(default_factory=set)  # Tavily keys answered 401
+    usage_keys: list[str] = field(default_factory=list)  # the key of each GET /usage
     # What GET /v1/models lists, as a real server does (the fake answers to any name).
     served_models: tuple[str, ...] = ("gpt-4o-mini", "gpt-4o")
     content_search: bool = False  # rank results by the words a query shares with each page
@@ -344,6 +346,10 @@ class _Handler(BaseHTTPRequestHandler):
             with web._lock:
                 web.search_headers.append(dict(self.headers))
             query = str(body.get("query", ""))
+            if self.headers.get("Authorization", "").removeprefix("Bearer ") in web.rejected_keys:
+                return self._json(
+                    401, {"detail": {"error": "Unauthorized: missing or invalid API key."}}
+                )
             extra = next((s for q, s in web.slow_queries.items() if q in query), 0.0)
             web.record(Call("search", query, web.latency.search_s + extra, body))
             self._json(*web.search(body))
@@ -370,6 +376,15 @@ class _Handler(BaseHTTPRequestHandler):
                               else {"error": {"message": f"HTTP {status}"}})  # fmt: skip
         if path == "/":  # a search engine's front page: the pre-flight's "does it answer"
             return self._json(200, {"service": "loopback web"})
+        if path == "/usage":  # Tavily's key and credits (the pre-flight's "is the key taken")
+            key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+            with self.web._lock:
+                self.web.usage_keys.append(key)
+            if key in self.web.rejected_keys:
+                return self._json(
+                    401, {"detail": {"error": "Unauthorized: missing or invalid API key."}}
+                )
+            return self._json(200, {"key": {"usage": len(self.web.searches), "limit": None}})
         if path == "/searxng/search":
             query = parse_qs(urlsplit(self.path).query).get("q", [""])[0]
             return self._engine("searxng", query, searxng_json, "application/json")

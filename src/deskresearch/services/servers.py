@@ -8,6 +8,8 @@ part, run first):
   server that answers but lacks the model would otherwise fail the run's first call);
 - the search engines of an explicitly named chain that live at a URL (Tavily, SearXNG): when
   none of them answers, every search would fail and the run would end with nothing;
+- Tavily's key, whenever Tavily is in the chain with a key (``GET /usage``, free): a rejected
+  key would fail every search, or leave every search to the next engine without a word;
 - a PostgreSQL checkpoint database, and a Ray cluster's address.
 
 A refused connection fails in milliseconds instead of after the run's retries, and before a
@@ -18,6 +20,7 @@ httpx and psycopg are imported only when a check needs them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -98,12 +101,20 @@ async def _model_endpoint(
             )
 
 
-async def _engine(name: str, url: str, setting: str, origins: Mapping[str, str]) -> None:
-    """A search engine at ``url`` answers (any HTTP answer will do)."""
+async def _engine(
+    name: str, url: str, setting: str, origins: Mapping[str, str], key: str | None = None
+) -> None:
+    """A search engine at ``url`` answers (any HTTP answer will do) and, given ``key``, takes it.
+
+    The key goes to Tavily's ``GET /usage`` (free, no credit spent): a 401 there is the 401
+    every search would get. A server without that path (a gateway, an older fake) answers 404,
+    which is an answer.
+    """
     import httpx
 
+    path, headers = ("/usage", {"Authorization": f"Bearer {key}"}) if key else ("/", {})
     try:
-        await _get(url.rstrip("/") + "/", {})
+        status, _ = await _get(url.rstrip("/") + path, headers)
     except httpx.TransportError as exc:
         where = where_from(origins, setting, f"the default {setting}")
         raise Unreachable(
@@ -111,19 +122,37 @@ async def _engine(name: str, url: str, setting: str, origins: Mapping[str, str])
             f"({in_words(exc, TIMEOUT_S)}). Start it or fix the URL (it comes from {where}), or "
             "name another engine with --search"
         ) from None
+    if key and status == 401:
+        raise ConfigError(
+            f"the search engine {name} at {mask_secrets(url)} rejected the API key (HTTP 401): "
+            "check TAVILY_API_KEY, or name another engine with --search"
+        )
 
 
-async def _search_engines(ctx: Context, origins: Mapping[str, str]) -> None:
-    """When every engine of the chain lives at a URL, one of them must answer."""
+async def _search_engines(
+    ctx: Context, origins: Mapping[str, str], environ: Mapping[str, str]
+) -> None:
+    """One of the chain's engines answers when all live at a URL; a Tavily key is taken.
+
+    A rejected Tavily key fails the run even when an engine follows Tavily in the chain: that
+    engine would otherwise serve every search without a word about the key the user set.
+    """
     settings = ctx.search_settings()
     urls = {"tavily": (settings.tavily_base_url, "tavily_base_url"),
             "searxng": (settings.searxng_url, "searxng_url")}  # fmt: skip
+    key = (environ.get("TAVILY_API_KEY") or None) if "tavily" in settings.backends else None
     if not settings.backends or any(b not in urls for b in settings.backends):
+        if key:  # the chain's fallback covers a Tavily that does not answer; not a bad key
+            with contextlib.suppress(Unreachable):
+                await _engine("tavily", *urls["tavily"], origins, key)
         return  # an engine without a URL (duckduckgo, corpus) is the chain's fallback
     results = await asyncio.gather(
-        *(_engine(b, *urls[b], origins) for b in settings.backends), return_exceptions=True
+        *(_engine(b, *urls[b], origins, key if b == "tavily" else None) for b in settings.backends),
+        return_exceptions=True,
     )
     failed = [r for r in results if isinstance(r, BaseException)]
+    if rejected := [r for r in failed if isinstance(r, ConfigError)]:
+        raise rejected[0]
     if len(failed) == len(results):
         raise failed[0]
 
@@ -180,7 +209,7 @@ async def check_network(
     if providers:
         for base, (setting, key) in endpoints(ctx, env).items():
             checks.append(_model_endpoint(base, setting, key, _models(ctx, base, env), origins))
-        checks.append(_search_engines(ctx, origins))
+        checks.append(_search_engines(ctx, origins, env))
     if checkpoints and checkpoints.startswith(POSTGRES_SCHEMES):
         checks.append(_postgres(checkpoints, origins))
     results = await asyncio.gather(*checks, return_exceptions=True)
