@@ -25,6 +25,8 @@ SUPPORT_COVERAGE = 0.7  # share of the sentence's content words its best passage
 MIN_CONTENT_WORDS = 3  # fewer say too little to decide by words
 PASSAGES_PER_SOURCE = 2  # best passages per cited source that may add up to the coverage
 CANDIDATES = 2  # uncited sources shown to the judge besides the cited ones
+PLAINLY = 0.6  # share of a claim's content words at most two facts hold: "plainly carried"
+DOUBT = 1 / 3  # below this share in its best fact, a source does not carry a claim
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,12 @@ class Finding:
     source: int | None = None
     reason: str = ""
     candidates: tuple[int, ...] = ()  # uncited sources worth showing the judge
+
+
+@lru_cache(maxsize=1024)
+def fact_stems(claim: str, quote: str) -> frozenset[str]:
+    """The content words (stems) of one fact: its claim's and its quote's together."""
+    return frozenset(stems(claim) | stems(quote))
 
 
 @lru_cache(maxsize=64)

@@ -29,18 +29,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from deskresearch.grounding.citations import claims_of, without_citations
-from deskresearch.grounding.lexical import MIN_CONTENT_WORDS, Evidence, evidence_text
+from deskresearch.grounding.lexical import (
+    DOUBT,
+    MIN_CONTENT_WORDS,
+    PLAINLY,
+    Evidence,
+    evidence_text,
+    fact_stems,
+)
 from deskresearch.grounding.numbers import missing_figures
+from deskresearch.grounding.pointer import shown_quote
 from deskresearch.grounding.quotes import find_quote
 from deskresearch.records import Dispute, JudgeVerdict, Settled
 from deskresearch.state import SentenceCheck
 from deskresearch.text.relevance import stems
-
-PLAINLY = 0.6  # share of a claim's content words at most two facts hold: "plainly carried"
-DOUBT = 1 / 3  # below this share in its best fact, a source does not carry a claim
 
 
 @dataclass(frozen=True)
@@ -56,16 +60,11 @@ class Carried:
     facts: tuple[tuple[int, str, str], ...] = ()  # those facts: (source, quote, claim)
 
 
-@lru_cache(maxsize=1024)
-def _fact_stems(claim: str, quote: str) -> frozenset[str]:
-    return frozenset(stems(claim) | stems(quote))
-
-
 def carried(claim: str, sources: Sequence[Evidence]) -> Carried:
     """How well the facts of ``sources`` hold the content words of ``claim``."""
     words = stems(claim)
     facts = [
-        (ev.id, q, c, _fact_stems(c, q))
+        (ev.id, q, c, fact_stems(c, q))
         for ev in sources
         for c, q in zip(ev.claims, ev.quotes, strict=True)
     ]
@@ -263,37 +262,3 @@ def weighed(
         + (", not the one cited" if moved else "")
         + (f"; {pointer}" if pointer else ""),
     }
-
-
-def shown_quote(
-    sentence: str, source: int, quote: str, ledger: Mapping[int, Evidence]
-) -> tuple[str, str]:
-    """The quote shown for "``source`` states ``sentence``", and why it is not the named one.
-
-    The judge's number only points at the evidence. A wrong pointer (a fact of the source that
-    holds under DOUBT of the sentence's content words, where another of its facts holds PLAINLY
-    of them and every figure) would show the reader a quote that does not say it: the other
-    fact's quote is shown instead. Anything less clear keeps the judge's. The whole sentence's
-    words count, not only those of the claims citing ``source``: a sentence that also stands on
-    other sources then rarely reaches PLAINLY, which keeps the judge's fact.
-    """
-    ev = ledger[source]
-    text = without_citations(sentence)
-    words = stems(text)
-    if len(words) < MIN_CONTENT_WORDS or quote not in ev.quotes:
-        return quote, ""
-
-    def held(i: int) -> int:
-        return len(words & _fact_stems(ev.claims[i], ev.quotes[i]))
-
-    named = ev.quotes.index(quote)
-    best = max(range(len(ev.quotes)), key=held)
-    better = ev.quotes[best]
-    if better == quote or held(named) >= DOUBT * len(words) or held(best) < PLAINLY * len(words):
-        return quote, ""
-    if missing_figures(text, better, spelled=better):
-        return quote, ""
-    return better, (
-        f"the judge named fact ({named + 1}), which holds {held(named)} of its {len(words)} "
-        f"content words; fact ({best + 1}), which holds {held(best)}, is shown"
-    )
