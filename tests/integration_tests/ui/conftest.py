@@ -1,11 +1,14 @@
-"""``deskresearch ui``'s browser tests: one loopback web, one desk and one chromium per module."""
+"""``deskresearch ui``'s browser tests: one loopback web, one desk and one chromium per module.
+
+``context`` is a browser that opened the desk's printed link once, so it holds the key's cookie.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, BrowserContext
 
 from tests.support import browser
 from tests.support.desk import Desk, served
@@ -31,3 +34,15 @@ def chromium() -> Iterator[Browser]:
     """Debian's chromium, headless."""
     with browser.chromium() as b:
         yield b
+
+
+@pytest.fixture(scope="module")
+def context(chromium: Browser, desk: Desk) -> Iterator[BrowserContext]:
+    """A browser that opened the printed link once: it holds the key's cookie."""
+    ctx = chromium.new_context(viewport={"width": 1280, "height": 1000})
+    page = ctx.new_page()
+    page.goto(desk.link)
+    assert page.url == desk.base + "/", "the key leaves the address bar"
+    page.close()
+    yield ctx
+    ctx.close()
