@@ -3,7 +3,8 @@
 Bad input (no question, a setting out of bounds, one the pre-flight refuses) is named at the
 field it came from, in the command line's words for its flag, with no model call, no run saved
 and no file written. Checks answered out of order leave the page to the newest one: an older
-check's answer, or an ask's, does not overwrite what a newer check showed.
+check's answer, or an ask's, does not overwrite what a newer check showed; a check lost on
+the way is named until the next one answers.
 """
 
 from __future__ import annotations
@@ -115,4 +116,24 @@ def test_an_ask_answered_after_a_newer_check_leaves_the_settings_to_that_check(
     page.wait_for_selector("#go:not([disabled])")
     assert page.inner_text("#problem-max_rounds").strip() == ""
     assert page.get_attribute("#f-max_rounds", "aria-invalid") is None
+    page.close()
+
+
+def test_a_check_that_failed_is_cleared_by_the_next_one_answered(
+    context: BrowserContext, desk: Desk
+) -> None:
+    """A check lost on the way (the server restarting, a dropped connection) says so, then goes."""
+    page = opened(context, desk).page
+    page.route("**/api/check", lambda route: route.abort("connectionreset"))
+    page.click("#settings summary")
+    page.fill("#f-max_rounds", "3")
+    page.press("#f-max_rounds", "Tab")
+    page.wait_for_selector("body[data-checked~='1']")
+    failure = page.inner_text("#problem-")
+    assert failure.strip(), "the failed check is named in the general problem line"
+    page.unroute("**/api/check")
+    page.fill("#f-max_rounds", "1")
+    page.press("#f-max_rounds", "Tab")
+    page.wait_for_selector("body[data-checked~='2']")
+    assert page.inner_text("#problem-").strip() == "", f"{failure!r} stayed"
     page.close()

@@ -61,8 +61,15 @@ def test_a_review_is_answered_in_the_page_and_an_unticked_page_is_never_read(
         none = client.post(f"/api/runs/{thread}/review", json={}, headers=own)
         assert none.status_code == 400 and '"answer"' in none.json()["error"]
 
+    n = len(urls)
+    assert page.inner_text("#review-go") == f"Read the ticked pages ({n} of {n})"
+    for url in urls:  # with none ticked, the button says what that answer does
+        page.uncheck(f"#review-pages input[value='{url}']")
+    assert page.inner_text("#review-go") == "Read no page: the research ends without a report"
     dropped = urls[0]
-    page.uncheck(f"#review-pages input[value='{dropped}']")
+    for url in urls[1:]:
+        page.check(f"#review-pages input[value='{url}']")
+    assert page.inner_text("#review-go") == f"Read the ticked pages ({n - 1} of {n})"
     page.click("#review-go")
     page.wait_for_selector("#run-status[data-state=done]", timeout=RUN_MS)
     assert page.is_hidden("#review")

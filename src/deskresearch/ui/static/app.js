@@ -92,7 +92,10 @@ const isSetting = (field) => field !== "" && field !== "topic";
 function showProblems(problems, { only = "" } = {}) {
   const mine = (field) => !only || (only === "settings") === isSetting(field);
   for (const p of document.querySelectorAll("#ask .problem")) {
-    if (mine(fieldOf(p.id))) p.textContent = "";
+    if (mine(fieldOf(p.id))) {
+      p.textContent = "";
+      delete p.dataset.from;
+    }
   }
   for (const input of document.querySelectorAll("#ask [aria-invalid]")) {
     if (mine(input.id === "topic" ? "topic" : input.id.slice("f-".length))) {
@@ -127,8 +130,17 @@ async function checkFields() {
     failure = error.message;
   }
   if (mine === sent) {
-    if (failure) $("#problem-").textContent = failure;
-    else showProblems(problems, { only: "settings" });
+    const general = $("#problem-");
+    if (failure) {
+      general.textContent = failure;
+      general.dataset.from = "check"; // a check that failed: the next one that answers clears it
+    } else {
+      if (general.dataset.from === "check") {
+        general.textContent = "";
+        delete general.dataset.from;
+      }
+      showProblems(problems, { only: "settings" });
+    }
   }
   const answered = [document.body.dataset.checked, mine].filter(Boolean).join(" ");
   document.body.dataset.checked = answered; // the checks answered so far (tests wait on them)

@@ -22,6 +22,17 @@ function showReview(run) {
       el("input", { type: "checkbox", checked: "", value: page.url }), " ",
       el("span", { text: page.title || page.url }), " ",
       el("small", { className: "muted", text: page.url })))));
+  countTicked();
+}
+
+// The button says what the answer will do: with no page ticked, the run reads nothing and ends
+// without a report (the person may mean it: the queries went wrong).
+function countTicked() {
+  const boxes = [...document.querySelectorAll("#review-pages input")];
+  const ticked = boxes.filter((box) => box.checked).length;
+  $("#review-go").textContent = ticked
+    ? `Read the ticked pages (${ticked} of ${boxes.length})`
+    : "Read no page: the research ends without a report";
 }
 
 async function sendReview() {
@@ -33,4 +44,5 @@ async function sendReview() {
 
 function wireReview() {
   $("#review-go").addEventListener("click", () => act($("#review-go"), "Sending…", sendReview));
+  $("#review-pages").addEventListener("change", countTicked);
 }
