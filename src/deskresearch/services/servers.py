@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fnmatch
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -65,8 +66,11 @@ def _listed(body: Any) -> set[str] | None:
 
 
 def _serves(listed: set[str], model: str) -> bool:
-    # Ollama lists llama3.1:latest and answers to llama3.1.
-    return model in listed or f"{model}:latest" in listed or model.removesuffix(":latest") in listed
+    # Ollama lists llama3.1:latest and answers to llama3.1. A LiteLLM proxy with wildcard
+    # routing lists its routes as patterns ("*", "anthropic/*") and serves what they match.
+    if model in listed or f"{model}:latest" in listed or model.removesuffix(":latest") in listed:
+        return True
+    return any("*" in route and fnmatch.fnmatchcase(model, route) for route in listed)
 
 
 async def _model_endpoint(

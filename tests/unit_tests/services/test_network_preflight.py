@@ -1,7 +1,8 @@
-"""The network pre-flight and Tavily's key: a rejected key stops the run before its first call.
+"""The network pre-flight against the loopback web: what it refuses and what it lets through.
 
-Run against the loopback web's Tavily, which answers ``GET /usage`` as Tavily does (401 for a
-key it does not know) and counts what it was sent: the check must spend no search.
+Tavily's key: the loopback Tavily answers ``GET /usage`` as Tavily does (401 for a key it does
+not know) and counts what it was sent, so the check is seen to spend no search. The model list:
+the loopback endpoint lists what ``served_models`` says, as a server or a proxy would.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from tests.support.loopback import FakeWeb, serve
 from tests.support.server import free_port
 
 
-def check(web: FakeWeb, search: str, key: str, tavily_url: str | None = None) -> None:
-    ctx = Context(search=search, tavily_base_url=tavily_url or web.base)
+def check(
+    web: FakeWeb, search: str, key: str, tavily_url: str | None = None, model: str = "gpt-4o-mini"
+) -> None:
+    ctx = Context(search=search, tavily_base_url=tavily_url or web.base, summary_model=model,
+                  report_model=model, judge_model="")  # fmt: skip
     env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1"}
     asyncio.run(check_network(ctx, checkpoints=None, environ=env | {"TAVILY_API_KEY": key}))
 
@@ -54,3 +58,22 @@ def test_no_key_is_sent_where_none_is_used(search: str, key: str) -> None:
     with serve(FakeWeb(rejected_keys={"tvly-revoked"})) as web:
         check(web, search, key)
     assert web.usage_keys == []
+
+
+@pytest.mark.parametrize(
+    ("routes", "model"),
+    [(("*",), "gpt-4o-mini"), (("anthropic/*", "gpt-4o"), "anthropic/claude-3-5-haiku")],
+)
+def test_a_proxy_s_wildcard_routes_serve_the_models_they_match(
+    routes: tuple[str, ...], model: str
+) -> None:
+    """LiteLLM lists its wildcard routes as they are written ("*", "anthropic/*")."""
+    with serve(FakeWeb(served_models=routes)) as web:
+        check(web, "tavily", "tvly-good", model=model)
+
+
+def test_a_model_no_route_matches_is_refused_with_what_the_server_lists() -> None:
+    with serve(FakeWeb(served_models=("anthropic/*", "gpt-4o"))) as web:
+        with pytest.raises(ConfigError, match=r"does not serve the model 'gpt-4o-mini' .*: it "
+                           r"serves anthropic/\*, gpt-4o\. Name one"):  # fmt: skip
+            check(web, "tavily", "tvly-good", model="gpt-4o-mini")
