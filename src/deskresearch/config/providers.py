@@ -8,6 +8,7 @@ part of the model name (Ollama tags such as ``llama3.1:8b`` contain colons).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"  # the openai client's own default
 
@@ -40,3 +41,27 @@ def endpoint_for(
     base = base_url or environ.get("OPENAI_BASE_URL") or environ.get("OPENAI_API_BASE") or None
     key = api_key or environ.get("OPENAI_API_KEY") or None
     return base, key
+
+
+# What a local server gives a model when nobody says more: Ollama (under 23 GiB of VRAM; 2,048
+# before 0.6), llama.cpp's server and LM Studio load a model with a 4,096-token context whatever
+# the model could take, and Ollama cuts a longer prompt without a word (its instructions first).
+LOCAL_SERVER_WINDOW = 4096
+_LOCAL_SERVERS = ("ollama", "llamacpp", "lmstudio")
+OLLAMA_PORT = 11434
+
+
+def local_window(base_url: str | None) -> int | None:
+    """The context a local server gives its models by default, when ``base_url`` is one; else None.
+
+    Known by a provider prefix's URL, or by Ollama's port on any host.
+    """
+    if not base_url:
+        return None
+    if base_url.rstrip("/") in {PROVIDERS[name] for name in _LOCAL_SERVERS}:
+        return LOCAL_SERVER_WINDOW
+    try:
+        port = urlsplit(base_url).port
+    except ValueError:
+        return None
+    return LOCAL_SERVER_WINDOW if port == OLLAMA_PORT else None

@@ -14,7 +14,7 @@ from deskresearch.progress import emit, note
 from deskresearch.prompts import plan_queries as prompt
 from deskresearch.services.base import ChatService, TokenCounter
 from deskresearch.services.model.asking import ask
-from deskresearch.services.model.tokens import context_window
+from deskresearch.services.model.tokens import summary_window
 from deskresearch.state import KeywordHits, ResearchState
 from deskresearch.text.clean import unique_phrases
 
@@ -55,7 +55,7 @@ def fit_results(groups: Sequence[tuple[str, Sequence[str]]], fits: Callable[[str
 
 def results_budget(ctx: Context, topic: str) -> int:
     """Tokens the results block may use: the window minus the rest of the prompt and the answer."""
-    window = ctx.summary_context_window or context_window(ctx.summary_spec().model)
+    window = summary_window(ctx)
     frame = prompt.render(
         topic=topic, results="", max_queries=ctx.decomposition_nums, today=date.today()
     )

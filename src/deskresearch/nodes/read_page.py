@@ -26,7 +26,7 @@ from deskresearch.records import Extracted, Outcome, Provenance
 from deskresearch.safety.injection import clean_line, injection_marker, remove_injections
 from deskresearch.safety.scope import before
 from deskresearch.services.base import ContentExtractor, PageFetcher, TokenCounter
-from deskresearch.services.model.tokens import context_window
+from deskresearch.services.model.tokens import summary_window
 from deskresearch.state import PageDigest, PageTask
 from deskresearch.text.clean import text_hash, visible_text
 from deskresearch.text.relevance import chunks_to_skip, most_relevant
@@ -74,7 +74,7 @@ def dating(url: str, published: str, since: str) -> Provenance | None:
 
 def chunk_tokens(ctx: Context) -> int:
     """Tokens per chunk: what the summary model's window leaves, capped by max_chunk_tokens."""
-    window = ctx.summary_context_window or context_window(ctx.summary_spec().model)
+    window = summary_window(ctx)
     return max(min(ctx.max_chunk_tokens, window - PROMPT_RESERVE - OUTPUT_RESERVE), 200)
 
 

@@ -51,6 +51,52 @@ def test_chunk_tokens_respects_the_model_window() -> None:
     assert chunk_tokens(Context(summary_model="gpt-4o", max_chunk_tokens=3000)) == 3000
 
 
+LOCAL_PIECE = 4096 - 1500 - 1024  # a local server's default context, less the prompt and answer
+
+
+@pytest.mark.parametrize(
+    ("model", "env", "window", "piece"),
+    [
+        ("ollama:llama3.1", {}, 0, LOCAL_PIECE),  # the model could take 131,072; Ollama gives 4,096
+        ("llamacpp:any", {}, 0, LOCAL_PIECE),
+        ("lmstudio:qwen2.5-7b-instruct", {}, 0, LOCAL_PIECE),
+        (
+            "llama3.1",
+            {"OPENAI_BASE_URL": "http://gpu-box:11434/v1"},
+            0,
+            LOCAL_PIECE,
+        ),  # Ollama's port
+        ("ollama:llama3.1", {}, 32_768, 6000),  # the user says what the server gives it
+        ("vllm:Qwen/Qwen2.5-7B-Instruct", {}, 0, 6000),  # vLLM serves the model's own length
+        ("llama3.1", {"OPENAI_BASE_URL": "http://gpu-box:8000/v1"}, 0, 6000),
+    ],
+)
+def test_a_local_server_s_default_context_sizes_the_pieces(
+    monkeypatch: pytest.MonkeyPatch, model: str, env: dict[str, str], window: int, piece: int
+) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    ctx = Context(summary_model=model, summary_context_window=window, max_chunk_tokens=6000)
+    assert chunk_tokens(ctx) == piece
+
+
+async def test_a_page_read_for_ollama_comes_in_pieces_its_default_context_holds() -> None:
+    long_page = "\n\n".join(ARTICLE for _ in range(12))
+    fetcher = FakeFetcher({"https://example.org/1": long_page.encode()})
+    counter = TiktokenCounter()
+    assert counter.count(long_page) > 4096, "longer than Ollama's default context"
+    local = await read(
+        task(), fetcher, Context(summary_model="ollama:llama3.1", max_page_chunks=50)
+    )
+    told = Context(
+        summary_model="ollama:llama3.1", summary_context_window=32_768, max_page_chunks=50
+    )
+    roomy = await read(task(), fetcher, told)
+    assert len(local["chunks"]) > len(roomy["chunks"]) == 1
+    assert all(counter.count(c) <= LOCAL_PIECE for c in local["chunks"])
+
+
 async def test_read_page_splits_the_extracted_text_into_chunks() -> None:
     fetcher = FakeFetcher({"https://example.org/1": ARTICLE.encode()})
     update = await read(task(), fetcher, Context(max_chunk_tokens=200))

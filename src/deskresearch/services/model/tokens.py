@@ -18,6 +18,8 @@ from functools import cache
 import tiktoken
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
+from deskresearch.config.context import Context
+from deskresearch.config.providers import endpoint_for, local_window
 from deskresearch.services.worker_processes import warm_up_with
 from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool
 
@@ -60,6 +62,21 @@ def context_window(model: str) -> int:
         if any(c.startswith(prefix) for c in candidates) and len(prefix) > len(best):
             best = prefix
     return _WINDOWS[best] if best else DEFAULT_WINDOW
+
+
+def summary_window(ctx: Context) -> int:
+    """The summary model's context in tokens: the setting, else what its server and name allow.
+
+    A local server (Ollama, llama.cpp, LM Studio) loads a model with less than the model could
+    take unless told otherwise (``config.providers.local_window``): prompts sized to the name's
+    window would be cut there.
+    """
+    if ctx.summary_context_window:
+        return ctx.summary_context_window
+    spec = ctx.summary_spec()
+    window = context_window(spec.model)
+    served = local_window(endpoint_for(spec.base_url, os.environ)[0])
+    return min(window, served) if served else window
 
 
 def seed_tiktoken_cache(name: str = ENCODING) -> bool:
