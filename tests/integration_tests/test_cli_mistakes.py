@@ -105,9 +105,9 @@ ROWS: list[tuple[str, list[str], dict[str, str], int, str]] = [
     # 2. a search engine named without what it needs: one line before the first call
     ("tavily named, its URL closed", [TOPIC, *OUT, "--search", "tavily", "--tavily-base-url", "{closed}"], {}, 4, E + "the search engine tavily at http://127.0.0.1:\\d+ does not answer \\(nothing accepts connections there\\).* from the flag --tavily-base-url"),
     ("batch: tavily named, its URL closed", ["batch", "{tmp}/topics.txt", *OUT, "--search", "tavily", "--tavily-base-url", "{closed}"], {}, 4, EB + "the search engine tavily at http://127.0.0.1:\\d+ does not answer"),
-    ("tavily rejects its key", [TOPIC, *OUT, *CP], {"TAVILY_API_KEY": "tvly-revoked"}, 3, E + "the search engine tavily at http://127.0.0.1:\\d+ rejected the API key \\(HTTP 401\\): check TAVILY_API_KEY"),
-    ("tavily rejects its key, an engine after it", [TOPIC, *OUT, *CP, "--search", "tavily,duckduckgo"], {"TAVILY_API_KEY": "tvly-revoked"}, 3, E + "the search engine tavily at .* rejected the API key"),
-    ("batch: tavily rejects its key", ["batch", "{tmp}/topics.txt", *OUT], {"TAVILY_API_KEY": "tvly-revoked"}, 3, EB + "the search engine tavily at .* rejected the API key"),
+    ("tavily rejects its key", [TOPIC, *OUT, *CP], {"TAVILY_API_KEY": "tvly-revoked", "DESKRESEARCH_TAVILY_BASE_URL": "http://api.tavily.com", "TAVILY_HTTP_PROXY": "{web}"}, 3, E + "the search engine tavily at http://api.tavily.com rejected the API key \\(HTTP 401\\): check TAVILY_API_KEY"),
+    ("tavily rejects its key, an engine after it", [TOPIC, *OUT, *CP, "--search", "tavily,duckduckgo"], {"TAVILY_API_KEY": "tvly-revoked", "DESKRESEARCH_TAVILY_BASE_URL": "http://api.tavily.com", "TAVILY_HTTP_PROXY": "{web}"}, 3, E + "the search engine tavily at http://api.tavily.com rejected the API key"),
+    ("batch: tavily rejects its key", ["batch", "{tmp}/topics.txt", *OUT], {"TAVILY_API_KEY": "tvly-revoked", "DESKRESEARCH_TAVILY_BASE_URL": "http://api.tavily.com", "TAVILY_HTTP_PROXY": "{web}"}, 3, EB + "the search engine tavily at http://api.tavily.com rejected the API key"),
     ("batch: searxng without its URL", ["batch", "{tmp}/topics.txt", *OUT, "--search", "searxng"], {}, 3, EB + "search=searxng needs the instance's URL"),
     # 3. a value the code would silently reinterpret: refused, naming what is supported
     ("checkpoint URL of another scheme", [TOPIC, *OUT, "--checkpoints", "mysql://db/runs"], {}, 3, E + "the checkpoint store 'mysql://db/runs' is not a store deskresearch knows: give a SQLite file .* \\(it comes from the flag --checkpoints\\)"),
@@ -160,7 +160,10 @@ def test_a_mistake_is_one_line_before_any_call(
     port = free_port()
     closed = f"http://127.0.0.1:{port}"
     store = {"DESKRESEARCH_CHECKPOINTS": str(tmp_path / "store" / "runs.sqlite")}
-    env = {k: fill(v, tmp_path, closed, port) for k, v in (store | env).items()}
+    env = {
+        k: fill(v, tmp_path, closed, port).replace("{web}", web.base)
+        for k, v in (store | env).items()
+    }
     web.models_status = int(env.pop("MODELS_STATUS", "200"))
     web.rejected_keys = {"tvly-revoked"}
     proc = cli(web, *[fill(a, tmp_path, closed, port) for a in args], env=env)
@@ -184,7 +187,7 @@ MCP_ROWS: list[tuple[str, list[str], dict[str, str], dict[str, Any], str]] = [
     # 2. a search engine named without what it needs
     ("tavily named, its URL closed", ["--search", "tavily", "--tavily-base-url", "{closed}"], {}, {}, "the search engine tavily at http://127.0.0.1:\\d+ does not answer \\(nothing accepts connections there\\)"),
     ("searxng named without its URL", [], {"DESKRESEARCH_SEARCH": "searxng"}, {}, "search=searxng needs the instance's URL"),
-    ("tavily rejects its key", [], {"TAVILY_API_KEY": "tvly-revoked"}, {}, "the search engine tavily at http://127.0.0.1:\\d+ rejected the API key \\(HTTP 401\\)"),
+    ("tavily rejects its key", [], {"TAVILY_API_KEY": "tvly-revoked", "DESKRESEARCH_TAVILY_BASE_URL": "http://api.tavily.com", "TAVILY_HTTP_PROXY": "{web}"}, {}, "the search engine tavily at http://api.tavily.com rejected the API key \\(HTTP 401\\)"),
     # 3. a value the code would silently reinterpret
     ("a language that is none", [], {}, {"language": "Elvish"}, "language 'Elvish' \\(from the tool call's language\\) names no language deskresearch knows"),
     ("a checkpoint URL of another scheme", [], {"DESKRESEARCH_CHECKPOINTS": "mysql://db/runs"}, {}, "the checkpoint store 'mysql://db/runs' is not a store deskresearch knows"),
@@ -218,7 +221,8 @@ async def test_an_mcp_mistake_is_a_one_line_tool_error_before_any_call(
     server = StdioServerParameters(
         command=str(Path(sys.executable).parent / "deskresearch"),
         args=["mcp", "-o", str(tmp_path / "out"), *(fill(a, tmp_path, closed, port) for a in args)],
-        env=loopback_env(web, **{k: fill(v, tmp_path, closed, port) for k, v in (store | env).items()}),
+        env=loopback_env(web, **{k: fill(v, tmp_path, closed, port).replace("{web}", web.base)
+                                 for k, v in (store | env).items()}),
         cwd=str(tmp_path),
     )  # fmt: skip
     with (tmp_path / "server.log").open("w") as log:

@@ -368,7 +368,7 @@ class _Handler(BaseHTTPRequestHandler):
         send(self, 200, render(payload["results"]), ctype)
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        path = self.path.split("?")[0]
+        path = urlsplit(self.path).path  # absolute-form too: the web as a client's HTTP proxy
         if path == "/v1/models":  # the pre-flight's "does the endpoint answer": no page fetch
             status = self.web.models_status
             listed = [{"id": m, "object": "model"} for m in self.web.served_models]

@@ -43,7 +43,7 @@ def endpoint_for(
     return base, key
 
 
-# What a local server gives a model when nobody says more: Ollama (under 23 GiB of VRAM; 2,048
+# What a local server gives a model when nobody says more: Ollama (under 24 GiB of VRAM; 2,048
 # before 0.6), llama.cpp's server and LM Studio load a model with a 4,096-token context whatever
 # the model could take, and Ollama cuts a longer prompt without a word (its instructions first).
 LOCAL_SERVER_WINDOW = 4096

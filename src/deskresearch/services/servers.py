@@ -8,8 +8,9 @@ part, run first):
   server that answers but lacks the model would otherwise fail the run's first call);
 - the search engines of an explicitly named chain that live at a URL (Tavily, SearXNG): when
   none of them answers, every search would fail and the run would end with nothing;
-- Tavily's key, whenever Tavily is in the chain with a key (``GET /usage``, free): a rejected
-  key would fail every search, or leave every search to the next engine without a word;
+- Tavily's key, whenever Tavily's own API is in the chain with a key (``GET /usage``, free): a
+  rejected key would fail every search, or leave every search to the next engine without a
+  word (a gateway at another URL is only asked whether it answers);
 - a PostgreSQL checkpoint database, and a Ray cluster's address.
 
 A refused connection fails in milliseconds instead of after the run's retries, and before a
@@ -21,8 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fnmatch
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,13 +38,15 @@ from deskresearch.services.storage.checkpoints import NO_POSTGRES, POSTGRES_SCHE
 _ROLES = ("summary_model", "report_model", "judge_model")
 
 
-async def _get(url: str, headers: Mapping[str, str]) -> tuple[int, Any]:
+async def _get(
+    url: str, headers: Mapping[str, str], *, proxy: str | None = None, timeout: float = TIMEOUT_S
+) -> tuple[int, Any]:
     """GET ``url`` once: its HTTP status and its JSON body (None when it has none)."""
     import httpx
 
     from deskresearch.services.web.tls import tls_context
 
-    async with httpx.AsyncClient(timeout=TIMEOUT_S, verify=tls_context()) as client:
+    async with httpx.AsyncClient(timeout=timeout, verify=tls_context(), proxy=proxy) as client:
         response = await client.get(url, headers=dict(headers))
         try:
             return response.status_code, response.json()
@@ -67,10 +70,13 @@ def _listed(body: Any) -> set[str] | None:
 
 def _serves(listed: set[str], model: str) -> bool:
     # Ollama lists llama3.1:latest and answers to llama3.1. A LiteLLM proxy with wildcard
-    # routing lists its routes as patterns ("*", "anthropic/*") and serves what they match.
+    # routing lists its routes as written ("*", "anthropic/*"): only "*" is a wildcard there.
     if model in listed or f"{model}:latest" in listed or model.removesuffix(":latest") in listed:
         return True
-    return any("*" in route and fnmatch.fnmatchcase(model, route) for route in listed)
+    return any(
+        "*" in route and re.fullmatch(re.escape(route).replace(r"\*", ".*"), model)
+        for route in listed
+    )
 
 
 async def _model_endpoint(
@@ -105,25 +111,31 @@ async def _model_endpoint(
             )
 
 
+# Where a 401 on GET /usage can only mean the key: Tavily's own API. A gateway at another URL may
+# hold the real key itself and route only /search, so there only "does it answer" is asked.
+TAVILY_HOSTS = frozenset({"api.tavily.com"})
+FALLBACK_TIMEOUT_S = 1.0  # a Tavily check another engine would cover holds the head start no longer
+
+
 async def _engine(
-    name: str, url: str, setting: str, origins: Mapping[str, str], key: str | None = None
-) -> None:
+    name: str, url: str, setting: str, origins: Mapping[str, str], *, key: str | None = None,
+    proxy: str | None = None, timeout: float = TIMEOUT_S,
+) -> None:  # fmt: skip
     """A search engine at ``url`` answers (any HTTP answer will do) and, given ``key``, takes it.
 
     The key goes to Tavily's ``GET /usage`` (free, no credit spent): a 401 there is the 401
-    every search would get. A server without that path (a gateway, an older fake) answers 404,
-    which is an answer.
+    every search would get.
     """
     import httpx
 
     path, headers = ("/usage", {"Authorization": f"Bearer {key}"}) if key else ("/", {})
     try:
-        status, _ = await _get(url.rstrip("/") + path, headers)
+        status, _ = await _get(url.rstrip("/") + path, headers, proxy=proxy, timeout=timeout)
     except httpx.TransportError as exc:
         where = where_from(origins, setting, f"the default {setting}")
         raise Unreachable(
             f"the search engine {name} at {mask_secrets(url)} does not answer "
-            f"({in_words(exc, TIMEOUT_S)}). Start it or fix the URL (it comes from {where}), or "
+            f"({in_words(exc, timeout)}). Start it or fix the URL (it comes from {where}), or "
             "name another engine with --search"
         ) from None
     if key and status == 401:
@@ -133,27 +145,38 @@ async def _engine(
         )
 
 
+def _tavily_check(url: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    """How Tavily at ``url`` is asked: with the key at Tavily's own API, through its proxy."""
+    target = urlsplit(url)
+    key = (environ.get("TAVILY_API_KEY") or None) if target.hostname in TAVILY_HOSTS else None
+    proxy = environ.get("TAVILY_HTTPS_PROXY" if target.scheme == "https" else "TAVILY_HTTP_PROXY")
+    return {"key": key, "proxy": proxy or None}
+
+
 async def _search_engines(
     ctx: Context, origins: Mapping[str, str], environ: Mapping[str, str]
 ) -> None:
-    """One of the chain's engines answers when all live at a URL; a Tavily key is taken.
+    """One of the chain's engines answers when all live at a URL; Tavily's key is taken.
 
-    A rejected Tavily key fails the run even when an engine follows Tavily in the chain: that
+    A key Tavily rejects fails the run even when an engine follows Tavily in the chain: that
     engine would otherwise serve every search without a word about the key the user set.
     """
     settings = ctx.search_settings()
     urls = {"tavily": (settings.tavily_base_url, "tavily_base_url"),
             "searxng": (settings.searxng_url, "searxng_url")}  # fmt: skip
-    key = (environ.get("TAVILY_API_KEY") or None) if "tavily" in settings.backends else None
+    tavily = _tavily_check(settings.tavily_base_url, environ)
     if not settings.backends or any(b not in urls for b in settings.backends):
-        if key:  # the chain's fallback covers a Tavily that does not answer; not a bad key
+        # The chain's fallback covers a Tavily that does not answer; not a key it rejects.
+        if "tavily" in settings.backends and tavily["key"]:
             with contextlib.suppress(Unreachable):
-                await _engine("tavily", *urls["tavily"], origins, key)
-        return  # an engine without a URL (duckduckgo, corpus) is the chain's fallback
+                await _engine("tavily", *urls["tavily"], origins, **tavily,
+                              timeout=FALLBACK_TIMEOUT_S)  # fmt: skip
+        return
     results = await asyncio.gather(
-        *(_engine(b, *urls[b], origins, key if b == "tavily" else None) for b in settings.backends),
+        *(_engine(b, *urls[b], origins, **(tavily if b == "tavily" else {}))
+          for b in settings.backends),
         return_exceptions=True,
-    )
+    )  # fmt: skip
     failed = [r for r in results if isinstance(r, BaseException)]
     if rejected := [r for r in failed if isinstance(r, ConfigError)]:
         raise rejected[0]

@@ -169,7 +169,8 @@ class Session:
     async def _reach(self, plan: Plan) -> None:
         ctx = plan.context
         key = (plan.settings.get("checkpoints"), ctx.base_url, ctx.summary_model,
-               ctx.report_model, ctx.judge_model, ctx.search, ctx.searxng_url)  # fmt: skip
+               ctx.report_model, ctx.judge_model, ctx.search, ctx.searxng_url,
+               ctx.tavily_base_url)  # fmt: skip
         if self._reached is not None and key in self._reached:
             return
         if not plan.finished:

@@ -137,3 +137,15 @@ def test_a_check_that_failed_is_cleared_by_the_next_one_answered(
     page.wait_for_selector("body[data-checked~='2']")
     assert page.inner_text("#problem-").strip() == "", f"{failure!r} stayed"
     page.close()
+
+
+def test_an_ask_lost_on_the_way_says_so(context: BrowserContext, desk: Desk) -> None:
+    """The server down when Research is pressed: the form names it, keeps the question."""
+    page = opened(context, desk).page
+    page.route("**/api/runs", lambda route: route.abort("connectionreset"))
+    page.fill("#topic", TOPIC)
+    page.press("#topic", "Enter")
+    page.wait_for_selector("#problem-:not(:empty)")
+    assert page.input_value("#topic") == TOPIC and "#run/" not in page.url
+    assert page.inner_text("#go") == "Research" and page.is_enabled("#go")
+    page.close()

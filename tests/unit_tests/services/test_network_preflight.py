@@ -1,7 +1,8 @@
 """The network pre-flight against the loopback web: what it refuses and what it lets through.
 
-Tavily's key: the loopback Tavily answers ``GET /usage`` as Tavily does (401 for a key it does
-not know) and counts what it was sent, so the check is seen to spend no search. The model list:
+Tavily's key: the loopback web, as the ``TAVILY_HTTP_PROXY`` to Tavily's own API, answers ``GET
+/usage`` as Tavily does (401 for a key it does not know) and counts what it was sent, so the
+check is seen to spend no search. The model list:
 the loopback endpoint lists what ``served_models`` says, as a server or a proxy would.
 """
 
@@ -17,23 +18,27 @@ from deskresearch.services.servers import check_network
 from tests.support.loopback import FakeWeb, serve
 from tests.support.server import free_port
 
+TAVILY = "http://api.tavily.com"  # Tavily's own API, reached through the loopback web as proxy
+
 
 def check(
-    web: FakeWeb, search: str, key: str, tavily_url: str | None = None, model: str = "gpt-4o-mini"
-) -> None:
-    ctx = Context(search=search, tavily_base_url=tavily_url or web.base, summary_model=model,
+    web: FakeWeb, search: str, key: str, tavily_url: str = TAVILY, model: str = "gpt-4o-mini",
+    proxy: str | None = None,
+) -> None:  # fmt: skip
+    ctx = Context(search=search, tavily_base_url=tavily_url, summary_model=model,
                   report_model=model, judge_model="")  # fmt: skip
-    env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1"}
-    asyncio.run(check_network(ctx, checkpoints=None, environ=env | {"TAVILY_API_KEY": key}))
+    env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1",
+           "TAVILY_API_KEY": key, "TAVILY_HTTP_PROXY": proxy or web.base}  # fmt: skip
+    asyncio.run(check_network(ctx, checkpoints=None, environ=env))
 
 
 @pytest.mark.parametrize("search", ["tavily", "tavily,duckduckgo", "tavily,searxng"])
-def test_a_rejected_tavily_key_is_named_before_any_search(search: str) -> None:
+def test_a_key_tavily_rejects_is_named_before_any_search(search: str) -> None:
     with serve(FakeWeb(rejected_keys={"tvly-revoked"})) as web:
         with pytest.raises(ConfigError) as caught:
             check(web, search, "tvly-revoked")
     assert str(caught.value) == (
-        f"the search engine tavily at {web.base} rejected the API key (HTTP 401): check "
+        f"the search engine tavily at {TAVILY} rejected the API key (HTTP 401): check "
         "TAVILY_API_KEY, or name another engine with --search"
     )
     assert web.usage_keys == ["tvly-revoked"], "asked once, with the key the searches would use"
@@ -49,8 +54,14 @@ def test_a_taken_key_passes_with_one_free_request() -> None:
 
 def test_a_tavily_that_does_not_answer_is_left_to_the_engine_after_it() -> None:
     with serve() as web:
-        check(web, "tavily,duckduckgo", "tvly-good", tavily_url=f"http://127.0.0.1:{free_port()}")
-    assert web.usage_keys == []
+        check(web, "tavily,duckduckgo", "tvly-good", proxy=f"http://127.0.0.1:{free_port()}")
+
+
+def test_a_gateway_at_another_url_is_asked_only_whether_it_answers() -> None:
+    """A gateway may hold the real key and route only /search: its /usage proves nothing."""
+    with serve(FakeWeb(rejected_keys={"tvly-dummy"})) as web:
+        check(web, "tavily", "tvly-dummy", tavily_url=web.base)
+    assert web.usage_keys == [], "the key went nowhere but where the searches send it"
 
 
 @pytest.mark.parametrize(("search", "key"), [("tavily", ""), ("duckduckgo", "tvly-revoked")])

@@ -14,14 +14,17 @@ import importlib.resources
 import os
 import tempfile
 from functools import cache
+from typing import TYPE_CHECKING
 
 import tiktoken
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from deskresearch.config.context import Context
 from deskresearch.config.providers import endpoint_for, local_window
 from deskresearch.services.worker_processes import warm_up_with
 from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool
+
+if TYPE_CHECKING:  # extraction workers import this module: no settings models there
+    from deskresearch.config.context import Context
 
 ENCODING = "o200k_base"  # GPT-4o and later; a fair estimate for other model families
 _BPE_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"

@@ -115,7 +115,7 @@ async function ask(event) {
     $("#topic").value = "";
     location.hash = `#run/${thread}`;
   } catch (error) {
-    const found = error.problems.length ? error.problems : [{ field: "", message: error.message }];
+    const found = error.problems?.length ? error.problems : [{ field: "", message: error.message }];
     // A field left while this ask was on its way was checked since: its word on settings stands.
     showProblems(found, { only: mine === sent ? "" : "rest" });
   } finally {

@@ -25,14 +25,14 @@ function showReview(run) {
   countTicked();
 }
 
-// The button says what the answer will do: with no page ticked, the run reads nothing and ends
-// without a report (the person may mean it: the queries went wrong).
+// The button says what the answer will do: how many pages it reads, or none at all (the person
+// may mean it: the queries went wrong; the run goes on with what other rounds find).
 function countTicked() {
   const boxes = [...document.querySelectorAll("#review-pages input")];
   const ticked = boxes.filter((box) => box.checked).length;
   $("#review-go").textContent = ticked
     ? `Read the ticked pages (${ticked} of ${boxes.length})`
-    : "Read no page: the research ends without a report";
+    : "Read none of these pages";
 }
 
 async function sendReview() {
