@@ -111,6 +111,9 @@ class FakeModel:
     chaos_seed: int = 0  # a call's fault is a hash of this, its content and its attempt number
     chaos_faults: tuple[Fault, ...] = CHAOS  # what a chaotic call may get
     facts_per_chunk: int = 2  # facts the model takes from each chunk
+    # A server that loaded the model with this context (0: room for anything) and, as Ollama
+    # does, cuts a longer prompt to about half of it without a word, and says so only in its count
+    context_tokens: int = 0
     injected: Counter[str] = field(default_factory=Counter)  # faults served, by kind
     judge_error_rate: float = 0.0  # share of judged sentences answered wrongly (misjudge.py)
     judge_seed: int = 0  # which sentences err: fixed per sentence and prompt (misjudge.py)
@@ -300,7 +303,10 @@ class FakeModel:
                 ],
             }
         prompt_chars = sum(len(_text(m)) for m in body["messages"])
-        usage = {"prompt_tokens": prompt_chars // 4 + 1, "completion_tokens": len(content) // 4 + 1}
+        read = prompt_chars // 4 + 1
+        if self.context_tokens and read > self.context_tokens:  # Ollama keeps a few + the tail
+            read = self.context_tokens - (self.context_tokens - 4) // 2
+        usage = {"prompt_tokens": read, "completion_tokens": len(content) // 4 + 1}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         with self._lock:
             self.answered.append((stage, usage["total_tokens"]))

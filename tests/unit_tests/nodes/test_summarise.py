@@ -204,3 +204,17 @@ async def test_a_chunk_still_too_long_after_halving_fails_visibly() -> None:
     with pytest.raises(ContextLengthError):
         await summarise_chunk(chunk_task(chunk="a b c d e f g h"), runtime(), llm=llm)
     assert len(llm.calls) == 3, "whole chunk, first half, first quarter: then it gives up"
+
+
+async def test_a_piece_a_local_server_cut_silently_is_read_again_in_halves() -> None:
+    """Ollama cut the prompt and answered; the count gave it away, and the halves fit."""
+    from tests.support.fake_model import FakeModel, chat_over
+
+    paragraph = "Lithium is recovered from black mass by hydrometallurgy at the Hamburg plant. "
+    piece = "\n\n".join(paragraph * 6 for _ in range(40))  # ~4,800 tokens with the prompt
+    model = FakeModel(context_tokens=4096)
+    update = await summarise_chunk(chunk_task(chunk=piece), runtime(), llm=chat_over(model))
+    assert len(model.requests) == 3, "the whole piece, then its two halves"
+    assert [p["outcome"] for p in update["provenance"]] == ["fallback"]
+    assert "2 parts" in update["provenance"][0]["reason"]
+    assert update["chunk_notes"][0]["relevant"] is True and update["chunk_notes"][0]["facts"]

@@ -36,6 +36,7 @@ from deskresearch.records import ModelSpec, Stage, Usage
 from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.base import M, Reply
 from deskresearch.services.model.client_import import client_imported, import_client_soon
+from deskresearch.services.model.cut import check_read
 from deskresearch.services.model.early import EarlyCalls
 from deskresearch.services.model.early import client_imported as client_imported_now
 from deskresearch.services.model.http import async_client, sync_client
@@ -190,6 +191,7 @@ class OpenAIChat:
             if got is not None:
                 usage = Usage(stage=stage, model=spec.model, input_tokens=got.input_tokens,
                               output_tokens=got.output_tokens, calls=1)  # fmt: skip
+                self._read_whole(messages, usage, spec)
                 try:
                     return Reply(parse_tolerant(got.content, schema), usage)
                 except ModelOutputError:
@@ -244,6 +246,7 @@ class OpenAIChat:
             out = await self._call(partial(runnable.ainvoke, config=config), msgs, spec)
             raw, parsed = out.get("raw"), out.get("parsed")
         usage = usage_of(raw, stage=stage, model=spec.model)
+        self._read_whole(msgs, usage, spec)
         try:
             return schema.model_validate(parsed), usage
         except ValidationError:
@@ -263,9 +266,15 @@ class OpenAIChat:
             partial(self._model(spec).ainvoke, config=config), list(messages), spec
         )
         usage = usage_of(out, stage=stage, model=spec.model)
+        self._read_whole(messages, usage, spec)
         content = out.text if isinstance(out, AIMessage) else str(out)
         finish = (getattr(out, "response_metadata", None) or {}).get("finish_reason")
         return Reply(strip_reasoning(content), usage, truncated=finish == "length")
+
+    def _read_whole(self, messages: Sequence[BaseMessage], usage: Usage, spec: ModelSpec) -> None:
+        """Raise ContextLengthError when the server says it read far less than it was sent."""
+        check_read(messages, usage["input_tokens"], model=spec.model,
+                   base=mask_secrets(self.endpoint(spec)))  # fmt: skip
 
     async def _call(self, fn: Any, messages: list[BaseMessage], spec: ModelSpec) -> Any:
         """Run one call, translating openai errors into ours (``model.call_errors``)."""

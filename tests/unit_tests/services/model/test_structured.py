@@ -1,5 +1,6 @@
 """Structured output through the real ChatOpenAI: each method, the auto chain, tolerant parsing."""
 
+import re
 from typing import Any
 
 import pytest
@@ -115,6 +116,32 @@ async def test_context_length_error_is_its_own_type_and_not_transient() -> None:
     with pytest.raises(ContextLengthError) as err:
         await ask(model)
     assert not err.value.transient and len(model.requests) == 1, "no method fallback for it"
+
+
+@pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode", "text"])
+async def test_a_prompt_the_server_cut_silently_is_a_context_length_error(method: str) -> None:
+    """Ollama cuts a prompt longer than its context and answers: only its count tells."""
+    long = [HumanMessage("Battery recycling recovers lithium and cobalt. " * 800)]  # ~9,400 tokens
+    with pytest.raises(ContextLengthError) as err:
+        await chat_over(FakeModel(context_tokens=4096)).structured(
+            long, Keywords, spec=spec(method), stage="generate_keywords"
+        )
+    assert re.search(
+        r"read 2,050 tokens of a prompt of about 9,[45]\d\d: the server cut it", str(err.value)
+    )
+    assert "OLLAMA_CONTEXT_LENGTH" in str(err.value) and not err.value.transient
+    room = await chat_over(FakeModel(context_tokens=16_384)).structured(
+        long, Keywords, spec=spec(method), stage="generate_keywords"
+    )
+    assert room.value.keywords, "the same prompt on a server with room is read whole"
+
+
+async def test_a_reply_in_text_from_a_cut_prompt_is_refused_too() -> None:
+    long = [HumanMessage("Write the report on battery recycling. " * 1000)]
+    with pytest.raises(ContextLengthError):
+        await chat_over(FakeModel(context_tokens=4096)).text(
+            long, spec=spec(), stage="write_report"
+        )
 
 
 async def test_429_carries_retry_after() -> None:
