@@ -41,7 +41,7 @@ TOPICS = [
     "How are microplastics measured in rivers?",
     "Why do train tickets cost more than flights?",
 ]
-MODEL_CALLS = Context().max_model_calls  # the default limit
+MODEL_CALLS = Context().summary_spec().max_concurrent  # the default limit (a hosted API)
 PG_PORT = "55434"
 
 

@@ -125,7 +125,7 @@ def test_kill_9_mid_run_then_another_process_resumes_only_unfinished_work(
     # Together the two processes asked for no more than one uninterrupted run plus what was
     # in flight at the kill (at most max_model_calls).
     total = Counter(c.key for c in before if c.kind == "model") + redone
-    assert sum(total.values()) <= sum(reference.values()) + Context().max_model_calls
+    assert sum(total.values()) <= sum(reference.values()) + Context().summary_spec().max_concurrent
     # No call is made twice by the resumed process itself.
     assert max(Counter(key(c) for c in after).values()) == 1
     print(  # noqa: T201 - the figures the issue asks for, shown with -s

@@ -136,11 +136,11 @@ class ModelFields:
         Field(
             title="Model calls at once",
             json_schema_extra=MODELS,
-            ge=1,
+            ge=0,
             le=256,
-            description="Model calls in flight at once per endpoint, across all branches of a run. A local server (Ollama) answers a few at once and queues the rest, whose model_timeout_s runs while they wait: set it to the number the server serves at once (OLLAMA_NUM_PARALLEL).",
+            description="Model calls in flight at once per endpoint, across all branches of a run. 0: 16 for a hosted API, 2 for a local server (Ollama, llama.cpp, LM Studio), which answers one or a few at once and queues the rest, whose model_timeout_s runs while they wait: set the number it serves at once (OLLAMA_NUM_PARALLEL).",
         ),
-    ] = 16
+    ] = 0
     model_requests_per_s: Annotated[
         float,
         Field(

@@ -65,3 +65,17 @@ def local_window(base_url: str | None) -> int | None:
     except ValueError:
         return None
     return LOCAL_SERVER_WINDOW if port == OLLAMA_PORT else None
+
+
+HOSTED_CALLS = 16  # a round's page summaries go out together instead of queuing for places
+# Ollama serves one call at a time unless OLLAMA_NUM_PARALLEL says more (llama.cpp and LM Studio
+# one or a few) and queues the rest, and a call's timeout runs while it waits in that queue: two
+# in flight keep the next one ready without leaving the later ones to time out there.
+LOCAL_CALLS = 2
+
+
+def model_calls(setting: int, base_url: str | None) -> int:
+    """Model calls in flight to ``base_url``: the setting, else what its kind of server takes."""
+    if setting:
+        return setting
+    return LOCAL_CALLS if local_window(base_url) else HOSTED_CALLS

@@ -1,12 +1,14 @@
 """Explicit concurrency limits: what reaches a provider is bounded, per endpoint and per host."""
 
 import asyncio
+import socket
 from collections import Counter
 
 import pytest
 from langchain_core.messages import HumanMessage
 
 from deskresearch.config.context import Context
+from deskresearch.config.providers import OLLAMA_PORT
 from deskresearch.errors import BudgetExhausted, ModelCallError, ModelOutputError
 from deskresearch.nodes.rank_urls import Ranking
 from deskresearch.records import FetchedPage, FetchLimits, Stage, Usage, Validators
@@ -62,19 +64,41 @@ async def test_a_limiter_works_across_event_loops() -> None:
     await asyncio.to_thread(asyncio.run, once())  # another loop: its own semaphore, no error
 
 
-async def test_a_run_never_has_more_model_calls_in_flight_than_allowed() -> None:
-    stages: set[Stage] = set()
-    with serve(FakeWeb(latency=Latency(call_s=0.05))) as web:
-        out = await run(web, max_model_calls=2, url_per_query=3)
-        stages = {u["stage"] for u in out["usage"]}
+def peak_model_calls(web: FakeWeb) -> int:
+    """The most model calls the web was answering at once."""
     edges = sorted([(c.started, 1) for c in web.log if c.kind == "model"]
                    + [(c.started + c.seconds, -1) for c in web.log if c.kind == "model"])  # fmt: skip
     now = peak = 0
     for _, step in edges:
         now += step
         peak = max(peak, now)
+    return peak
+
+
+async def test_a_run_never_has_more_model_calls_in_flight_than_allowed() -> None:
+    stages: set[Stage] = set()
+    with serve(FakeWeb(latency=Latency(call_s=0.05))) as web:
+        out = await run(web, max_model_calls=2, url_per_query=3)
+        stages = {u["stage"] for u in out["usage"]}
     assert out["status"] == "ok" and "summarise_chunk" in stages
-    assert peak == 2  # the fan-out wanted more (several pages at once), the limit held
+    assert peak_model_calls(web) == 2  # the fan-out wanted more (several pages at once): held
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) != 0
+
+
+async def test_a_local_server_gets_two_calls_at_once_unless_told_more() -> None:
+    """Ollama answers one call at a time by default and queues the rest, their timeouts running."""
+    if not _port_free(OLLAMA_PORT):
+        pytest.skip(f"port {OLLAMA_PORT} is taken (an Ollama on this machine?)")
+    with serve(FakeWeb(latency=Latency(call_s=0.05), port=OLLAMA_PORT)) as web:
+        out = await run(web, base_url=web.base + "/v1", url_per_query=3)
+    assert out["status"] == "ok"
+    assert peak_model_calls(web) == 2, "the same run takes 16 places on a hosted API"
+    assert Context(base_url=web.base + "/v1", max_model_calls=4).summary_spec().max_concurrent == 4
+    assert Context(base_url="https://api.example.com/v1").summary_spec().max_concurrent == 16
 
 
 def test_limits_come_from_the_context() -> None:
