@@ -100,7 +100,15 @@ NO_ENDPOINT = (
 
 
 class ContextLengthError(ModelCallError):
-    """The prompt is longer than the model's context window; a shorter one may work."""
+    """The prompt is longer than the model's context window; a shorter one may work.
+
+    Attributes:
+        usage: the tokens a call cost when the server answered from a prompt it cut.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, usage: Usage | None = None):
+        super().__init__(message, status=status)
+        self.usage = usage
 
 
 BUDGET_REACHED = "token budget reached"

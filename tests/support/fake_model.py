@@ -43,7 +43,8 @@ _OBEY = re.compile(r"ignore all previous instructions", re.IGNORECASE)
 PWNED = "PWNED"
 
 Fault = str  # "malformed", "empty", "out_of_range", "uncited", "unknown_citation", "http_500",
-# "http_429" (with Retry-After), "context_length", "think", "prose", "refusal", "length"
+# "http_429" (with Retry-After), "context_length", "context_size" (llama.cpp's), "think",
+# "prose", "refusal", "length"
 CHAOS: tuple[Fault, ...] = ("http_429", "http_500", "malformed", "refusal", "prose", "think")
 JSON_INSTRUCTION = "Answer with one JSON object"  # prompts.common.JSON_MODE_INSTRUCTION
 
@@ -163,6 +164,11 @@ class FakeModel:
             error = {"message": message, "type": "invalid_request_error",
                      "code": "context_length_exceeded"}  # fmt: skip
             return 400, {"error": error}, {}
+        if fault == "context_size":  # llama.cpp's server says it this way
+            message = ("request (9000 tokens) exceeds the available context size (8192 tokens), "
+                       "try increasing it")  # fmt: skip
+            return 400, {"error": {"code": 400, "message": message,
+                                   "type": "exceed_context_size_error"}}, {}  # fmt: skip
         if fault.startswith("http_"):
             code = int(fault[5:])
             error = {"message": f"injected {code}", "type": "server_error", "code": str(code)}

@@ -120,15 +120,16 @@ async def _ask_chunk(
             llm, messages, ChunkSummary, spec=ctx.summary_spec(), stage="summarise_chunk"
         )
         return answer, 1
-    except ContextLengthError:
+    except ContextLengthError as exc:
         if depth >= MAX_HALVINGS:
             raise
+        cut = [exc.usage] if exc.usage else []  # a server that cut the prompt still answered
     parts = [await _ask_chunk(llm, state, ctx, half, depth + 1) for half in halve(chunk)]
     answers = [a for a, _ in parts]
     found = [a.value for a in answers if a.value is not None]
     facts = [f for v in found if v.relevant for f in v.facts]
     merged = ChunkSummary(relevant=bool(facts), facts=facts)
-    usage = [u for a in answers for u in a.usage]
+    usage = cut + [u for a in answers for u in a.usage]
     problem = "; ".join(a.problem for a in answers if a.problem)
     return Answer(merged if found else None, usage, problem), sum(n for _, n in parts)
 

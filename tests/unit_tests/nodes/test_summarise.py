@@ -3,6 +3,7 @@ from typing import Any
 
 import pytest
 
+from deskresearch.config.context import Context
 from deskresearch.nodes.summarise import (
     MAX_FACTS,
     ChunkSummary,
@@ -213,8 +214,10 @@ async def test_a_piece_a_local_server_cut_silently_is_read_again_in_halves() -> 
     paragraph = "Lithium is recovered from black mass by hydrometallurgy at the Hamburg plant. "
     piece = "\n\n".join(paragraph * 6 for _ in range(40))  # ~4,800 tokens with the prompt
     model = FakeModel(context_tokens=4096)
-    update = await summarise_chunk(chunk_task(chunk=piece), runtime(), llm=chat_over(model))
+    ollama = runtime(Context(summary_model="ollama:llama3.1"))
+    update = await summarise_chunk(chunk_task(chunk=piece), ollama, llm=chat_over(model))
     assert len(model.requests) == 3, "the whole piece, then its two halves"
     assert [p["outcome"] for p in update["provenance"]] == ["fallback"]
     assert "2 parts" in update["provenance"][0]["reason"]
     assert update["chunk_notes"][0]["relevant"] is True and update["chunk_notes"][0]["facts"]
+    assert sum(u["calls"] for u in update["usage"]) == 3, "the cut call's tokens count too"

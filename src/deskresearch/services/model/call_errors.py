@@ -10,7 +10,10 @@ from pydantic import ValidationError
 from deskresearch.errors import ConfigError, ContextLengthError, ModelCallError, ModelOutputError
 from deskresearch.services.model.retry import retry_after
 
-_CONTEXT_LENGTH = ("context_length", "context length", "maximum context", "context window")
+# OpenAI's code, vLLM's prose, llama.cpp's "exceeds the available context size"
+# (exceed_context_size_error) and Ollama's "longer than the context length".
+_CONTEXT_LENGTH = ("context_length", "context length", "maximum context", "context window",
+                   "context size", "exceed_context")  # fmt: skip
 
 
 def is_context_length(exc: openai.APIStatusError) -> bool:

@@ -17,7 +17,7 @@ from weakref import WeakKeyDictionary
 
 from langchain_core.messages import BaseMessage
 
-from deskresearch.errors import ModelOutputError, RefusedURL
+from deskresearch.errors import ContextLengthError, ModelOutputError, RefusedURL
 from deskresearch.records import FetchedPage, FetchLimits, ModelSpec, Stage, Validators
 from deskresearch.runscope import current_meter
 from deskresearch.services.base import ChatCall, ChatLayer, ChatService, PageFetcher, Reply
@@ -98,7 +98,7 @@ class LimitedChat(ChatLayer):
                 await self._limiter.pace(name, spec.requests_per_s)
                 reply = await call()
                 spent = reply.usage
-            except ModelOutputError as exc:  # the answer was useless, the tokens were spent
+            except (ModelOutputError, ContextLengthError) as exc:  # useless; the tokens were spent
                 spent = exc.usage
                 raise
             finally:

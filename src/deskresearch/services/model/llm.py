@@ -199,7 +199,9 @@ class OpenAIChat:
         for method in methods:
             try:
                 value, usage = await self._structured_once(messages, schema, spec, stage, method)
-            except ContextLengthError:
+            except ContextLengthError as exc:
+                if spent and exc.usage:  # earlier attempts' tokens count too
+                    exc.usage = merge_usage([], [*spent, exc.usage])[0]
                 raise
             except ModelCallError as exc:
                 if len(chain) == 1 or exc.status not in (400, 422) or method == methods[-1]:
@@ -272,9 +274,8 @@ class OpenAIChat:
         return Reply(strip_reasoning(content), usage, truncated=finish == "length")
 
     def _read_whole(self, messages: Sequence[BaseMessage], usage: Usage, spec: ModelSpec) -> None:
-        """Raise ContextLengthError when the server says it read far less than it was sent."""
-        check_read(messages, usage["input_tokens"], model=spec.model,
-                   base=mask_secrets(self.endpoint(spec)))  # fmt: skip
+        """Raise ContextLengthError when a local server says it read far less than it was sent."""
+        check_read(messages, usage, model=spec.model, base=self.endpoint(spec))
 
     async def _call(self, fn: Any, messages: list[BaseMessage], spec: ModelSpec) -> Any:
         """Run one call, translating openai errors into ours (``model.call_errors``)."""

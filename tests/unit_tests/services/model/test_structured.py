@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage
 
 from deskresearch.errors import ContextLengthError, ModelCallError, ModelOutputError
 from deskresearch.nodes.keywords import Keywords
-from deskresearch.records import ModelSpec
+from deskresearch.records import ModelSpec, Usage
 from deskresearch.services.model.retry import retry_after
 from deskresearch.services.model.structured import parse_tolerant
 from tests.support.fake_model import FakeModel, chat_over, method_of
@@ -110,38 +110,84 @@ async def test_truncated_report_is_marked_truncated() -> None:
     assert reply.truncated and reply.value
 
 
-async def test_context_length_error_is_its_own_type_and_not_transient() -> None:
+@pytest.mark.parametrize("fault", ["context_length", "context_size"])
+async def test_context_length_error_is_its_own_type_and_not_transient(fault: str) -> None:
     model = FakeModel()
-    model.fail("Keywords", "context_length")
+    model.fail("Keywords", fault)
     with pytest.raises(ContextLengthError) as err:
         await ask(model)
     assert not err.value.transient and len(model.requests) == 1, "no method fallback for it"
 
 
+def local(method: Any = "auto") -> ModelSpec:
+    return ModelSpec(
+        model="llama3.1", base_url="http://localhost:11434/v1", method=method, timeout_s=5
+    )
+
+
+LONG = [HumanMessage("Battery recycling recovers lithium and cobalt. " * 800)]  # 6,400 tokens
+
+
 @pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode", "text"])
-async def test_a_prompt_the_server_cut_silently_is_a_context_length_error(method: str) -> None:
+async def test_a_prompt_a_local_server_cut_silently_is_a_context_length_error(method: str) -> None:
     """Ollama cuts a prompt longer than its context and answers: only its count tells."""
-    long = [HumanMessage("Battery recycling recovers lithium and cobalt. " * 800)]  # ~9,400 tokens
     with pytest.raises(ContextLengthError) as err:
         await chat_over(FakeModel(context_tokens=4096)).structured(
-            long, Keywords, spec=spec(method), stage="generate_keywords"
+            LONG, Keywords, spec=local(method), stage="generate_keywords"
         )
     assert re.search(
-        r"read 2,050 tokens of a prompt of about 9,[45]\d\d: the server cut it", str(err.value)
+        r"read 2,050 tokens of a prompt of 6,[4-6]\d\d: the server cut it", str(err.value)
     )
     assert "OLLAMA_CONTEXT_LENGTH" in str(err.value) and not err.value.transient
+    assert err.value.usage and err.value.usage["input_tokens"] == 2050, "its tokens still count"
     room = await chat_over(FakeModel(context_tokens=16_384)).structured(
-        long, Keywords, spec=spec(method), stage="generate_keywords"
+        LONG, Keywords, spec=local(method), stage="generate_keywords"
     )
     assert room.value.keywords, "the same prompt on a server with room is read whole"
+
+
+async def test_a_hosted_api_is_not_suspected_of_cutting() -> None:
+    """A hosted API answers a prompt too long with HTTP 400; its counts are taken as they are."""
+    reply = await chat_over(FakeModel(context_tokens=4096)).structured(
+        LONG, Keywords, spec=spec(), stage="generate_keywords"
+    )
+    assert reply.value.keywords
 
 
 async def test_a_reply_in_text_from_a_cut_prompt_is_refused_too() -> None:
     long = [HumanMessage("Write the report on battery recycling. " * 1000)]
     with pytest.raises(ContextLengthError):
         await chat_over(FakeModel(context_tokens=4096)).text(
-            long, spec=spec(), stage="write_report"
+            long, spec=local(), stage="write_report"
         )
+
+
+DENSE = "-" * 200_000  # separator lines: ~35 characters a token
+COLUMNS = "\n".join(f"{'Lithium':<30}{'95 %':>30}{'2024':>30}" for _ in range(500))
+CJK = "本报告研究电池回收。" * 3000  # about a token a character
+
+
+def usage_of_read(read: int) -> Usage:
+    return Usage(stage="summarise_chunk", model="m", input_tokens=read, output_tokens=9, calls=1)
+
+
+@pytest.mark.parametrize("text", [DENSE, COLUMNS, CJK])
+def test_dense_or_sparse_text_read_whole_is_not_taken_for_a_cut(text: str) -> None:
+    from deskresearch.services.model.cut import check_read
+    from deskresearch.services.model.tokens import count_tokens
+
+    read = usage_of_read(count_tokens(text))  # what a server with room reports
+    check_read([HumanMessage(text)], read, model="m", base="http://localhost:11434/v1")
+
+
+@pytest.mark.parametrize("text", [DENSE, COLUMNS])
+def test_dense_text_cut_to_a_third_is_told(text: str) -> None:
+    from deskresearch.services.model.cut import check_read
+    from deskresearch.services.model.tokens import count_tokens
+
+    read = usage_of_read(max(count_tokens(text) // 3, 768))
+    with pytest.raises(ContextLengthError):
+        check_read([HumanMessage(text)], read, model="m", base="http://localhost:11434/v1")
 
 
 async def test_429_carries_retry_after() -> None:
