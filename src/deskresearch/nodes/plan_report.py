@@ -18,7 +18,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from deskresearch.config.context import Context, resolve
-from deskresearch.errors import ServiceError
+from deskresearch.errors import ContextLengthError, ServiceError
 from deskresearch.progress import emit, note
 from deskresearch.prompts import plan_report as prompt
 from deskresearch.records import Source
@@ -103,8 +103,13 @@ async def plan_report(
 
 
 def plan_failed(state: ResearchState, error: NodeError) -> Command[Any]:
-    """The outline call failed for good: the report is written in one call, saying why."""
-    if not isinstance(error.error, ServiceError):
+    """The outline call failed for good: the report is written in one call, saying why.
+
+    Not when its prompt was too long for the model: the one call's prompt holds the whole
+    ledger, more than the outline's, and would meet the same end after one more call. The run
+    stops with the fix; resumed after it, it asks for the outline again.
+    """
+    if not isinstance(error.error, ServiceError) or isinstance(error.error, ContextLengthError):
         raise error.error
     reason = f"no outline (the call failed: {error.error}); writing the report in one call"
     return Command(

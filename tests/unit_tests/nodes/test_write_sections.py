@@ -4,9 +4,15 @@ import pytest
 from langgraph.errors import NodeError
 from langgraph.types import Send
 
-from deskresearch.errors import ModelCallError
+from deskresearch.errors import ContextLengthError, ModelCallError
 from deskresearch.graph import route_after_brief, route_after_report
-from deskresearch.nodes.plan_report import Outline, SectionItem, checked_outline, plan_report
+from deskresearch.nodes.plan_report import (
+    Outline,
+    SectionItem,
+    checked_outline,
+    plan_failed,
+    plan_report,
+)
 from deskresearch.nodes.write_sections import (
     assemble_report,
     section_failed,
@@ -63,6 +69,15 @@ async def test_a_malformed_outline_sends_the_run_to_one_call() -> None:
     assert update["outline"] is None and update["provenance"][0]["outcome"] == "fallback"
     brief = {**update, "sources": SOURCES, "followups": []}
     assert route_after_brief(cast(Any, brief)) == "write_report"
+
+
+def test_an_outline_that_failed_sends_the_run_to_one_call_unless_its_prompt_was_too_long() -> None:
+    state = cast(Any, {"topic": "batteries"})
+    down = plan_failed(state, NodeError("plan_report", ModelCallError("503", transient=True)))
+    assert down.goto == "brief_writers" and cast(Any, down.update)["outline"] is None
+    cut = ContextLengthError("llama3.1 read 2,050 tokens of a prompt of 6,401", status=400)
+    with pytest.raises(ContextLengthError):  # the one call's prompt holds more: it would fail too
+        plan_failed(state, NodeError("plan_report", cut))
 
 
 async def test_each_section_is_written_from_its_own_sources_at_the_same_time() -> None:
