@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import BrowserContext, Route
+from playwright.sync_api import BrowserContext, Page, Request, Route
 
 from tests.support import browser
 from tests.support.desk import Desk
@@ -22,6 +23,15 @@ from tests.support.loopback import FakeWeb
 
 pytestmark = [pytest.mark.skipif(not browser.available(), reason=browser.MISSING),
               pytest.mark.xdist_group("browser")]  # fmt: skip
+
+
+def holding(page: Page, pattern: str, when: Callable[[Request], bool]) -> list[Route]:
+    """Hold the requests to ``pattern`` that ``when`` picks: each is answered when the test says."""
+    held: list[Route] = []
+    page.route(
+        pattern, lambda route: held.append(route) if when(route.request) else route.continue_()
+    )
+    return held
 
 
 def test_bad_input_is_named_at_its_field_and_nothing_is_spent_or_saved(
@@ -72,15 +82,7 @@ def test_an_older_check_s_answer_does_not_clear_the_problem_a_newer_one_showed(
 ) -> None:
     """Field checks can be answered out of order: the page shows the newest one's problems."""
     page = opened(context, desk).page
-    held: list[Route] = []
-
-    def hold_the_good_value(route: Route) -> None:
-        if '"max_rounds":"1"' in (route.request.post_data or ""):
-            held.append(route)
-        else:
-            route.continue_()
-
-    page.route("**/api/check", hold_the_good_value)
+    held = holding(page, "**/api/check", lambda r: '"max_rounds":"1"' in (r.post_data or ""))
     page.click("#settings summary")
     page.fill("#f-max_rounds", "1")
     page.press("#f-max_rounds", "Tab")  # left with a good value: this check's answer is held
@@ -99,10 +101,7 @@ def test_an_ask_answered_after_a_newer_check_leaves_the_settings_to_that_check(
     context: BrowserContext, desk: Desk
 ) -> None:
     page = opened(context, desk).page
-    held: list[Route] = []
-    page.route(
-        "**/api/runs", lambda r: held.append(r) if r.request.method == "POST" else r.continue_()
-    )
+    held = holding(page, "**/api/runs", lambda r: r.method == "POST")
     page.fill("#topic", TOPIC)
     page.click("#settings summary")
     page.fill("#f-max_rounds", "9")
