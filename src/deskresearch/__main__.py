@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
+from deskresearch.lighter import lighten
 from deskresearch.session.style import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, report
 
 
@@ -93,21 +94,9 @@ def leave(code: int) -> NoReturn:
     os._exit(code)
 
 
-def _no_aiohttp_client() -> None:
-    """Keep openai from importing aiohttp, which no command uses.
-
-    openai imports its aiohttp transport whenever aiohttp is installed (Ray's extra brings it):
-    12 MB of every command's and the page's memory and 0.15 s of CPU on the way to the first
-    paid call. Without the transport openai works as ever (over httpx). Only in our own
-    processes: a program importing deskresearch keeps openai as it is.
-    """
-    if "openai" not in sys.modules:
-        sys.modules.setdefault("openai._vendor.httpx_aiohttp", None)  # type: ignore[arg-type]
-
-
 def run() -> NoReturn:
     """The console entry point: ``main()``, then ``leave()``."""
-    _no_aiohttp_client()
+    lighten()
     try:
         code = main(short_lived=True)
     except SystemExit as exc:  # --help, --version, usage errors

@@ -37,7 +37,7 @@ LAYERS: list[list[str]] = [
     ["deskresearch.config", "deskresearch.prompts"],
     ["deskresearch.state"],
     ["deskresearch.safety", "deskresearch.text"],
-    ["deskresearch.errors", "deskresearch._version"],
+    ["deskresearch.errors", "deskresearch._version", "deskresearch.lighter"],
     ["deskresearch.records"],
 ]
 
