@@ -106,6 +106,7 @@ ROWS: list[tuple[str, list[str], dict[str, str], int, str]] = [
     ("tavily named, its URL closed", [TOPIC, *OUT, "--search", "tavily", "--tavily-base-url", "{closed}"], {}, 4, E + "the search engine tavily at http://127.0.0.1:\\d+ does not answer \\(nothing accepts connections there\\).* from the flag --tavily-base-url"),
     ("batch: tavily named, its URL closed", ["batch", "{tmp}/topics.txt", *OUT, "--search", "tavily", "--tavily-base-url", "{closed}"], {}, 4, EB + "the search engine tavily at http://127.0.0.1:\\d+ does not answer"),
     ("tavily rejects its key", [TOPIC, *OUT, *CP], {"TAVILY_API_KEY": "tvly-revoked", "DESKRESEARCH_TAVILY_BASE_URL": "http://api.tavily.com", "TAVILY_HTTP_PROXY": "{web}"}, 3, E + "the search engine tavily at http://api.tavily.com rejected the API key \\(HTTP 401\\): check TAVILY_API_KEY"),
+    ("tavily's credits used up, no engine after it", [TOPIC, *OUT, *CP, "--search", "tavily"], {"TAVILY_API_KEY": "tvly-spent", "DESKRESEARCH_TAVILY_BASE_URL": "http://api.tavily.com", "TAVILY_HTTP_PROXY": "{web}"}, 3, E + "the search engine tavily at http://api.tavily.com would refuse every search: this key's limit is reached \\(1,000 of 1,000 credits used\\)\\. Add credits"),
     ("tavily rejects its key, an engine after it", [TOPIC, *OUT, *CP, "--search", "tavily,duckduckgo"], {"TAVILY_API_KEY": "tvly-revoked", "DESKRESEARCH_TAVILY_BASE_URL": "http://api.tavily.com", "TAVILY_HTTP_PROXY": "{web}"}, 3, E + "the search engine tavily at http://api.tavily.com rejected the API key"),
     ("batch: tavily rejects its key", ["batch", "{tmp}/topics.txt", *OUT], {"TAVILY_API_KEY": "tvly-revoked", "DESKRESEARCH_TAVILY_BASE_URL": "http://api.tavily.com", "TAVILY_HTTP_PROXY": "{web}"}, 3, EB + "the search engine tavily at http://api.tavily.com rejected the API key"),
     ("batch: searxng without its URL", ["batch", "{tmp}/topics.txt", *OUT, "--search", "searxng"], {}, 3, EB + "search=searxng needs the instance's URL"),
@@ -165,7 +166,7 @@ def test_a_mistake_is_one_line_before_any_call(
         for k, v in (store | env).items()
     }
     web.models_status = int(env.pop("MODELS_STATUS", "200"))
-    web.rejected_keys = {"tvly-revoked"}
+    web.rejected_keys, web.spent_keys = {"tvly-revoked"}, {"tvly-spent"}
     proc = cli(web, *[fill(a, tmp_path, closed, port) for a in args], env=env)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == code, (case, proc.stderr)

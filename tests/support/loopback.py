@@ -181,6 +181,7 @@ class FakeWeb:
     written: dict[str, bytes] = field(default_factory=dict)  # path → a page written for a test
     models_status: int = 200  # what GET /v1/models answers (401: a rejected key)
     rejected_keys: set[str] = field(default_factory=set)  # Tavily keys answered 401
+    spent_keys: set[str] = field(default_factory=set)  # Tavily keys at their limit (432 a search)
     usage_keys: list[str] = field(default_factory=list)  # the key of each GET /usage
     # What GET /v1/models lists, as a real server does (the fake answers to any name).
     served_models: tuple[str, ...] = ("gpt-4o-mini", "gpt-4o")
@@ -346,9 +347,14 @@ class _Handler(BaseHTTPRequestHandler):
             with web._lock:
                 web.search_headers.append(dict(self.headers))
             query = str(body.get("query", ""))
-            if self.headers.get("Authorization", "").removeprefix("Bearer ") in web.rejected_keys:
+            key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+            if key in web.rejected_keys:
                 return self._json(
                     401, {"detail": {"error": "Unauthorized: missing or invalid API key."}}
+                )
+            if key in web.spent_keys:  # Tavily's answer past a key's limit
+                return self._json(
+                    432, {"detail": {"error": "This request exceeds your plan's set usage limit."}}
                 )
             extra = next((s for q, s in web.slow_queries.items() if q in query), 0.0)
             web.record(Call("search", query, web.latency.search_s + extra, body))
@@ -384,6 +390,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(
                     401, {"detail": {"error": "Unauthorized: missing or invalid API key."}}
                 )
+            if key in self.web.spent_keys:
+                return self._json(200, {"key": {"usage": 1000, "limit": 1000}})
             return self._json(200, {"key": {"usage": len(self.web.searches), "limit": None}})
         if path == "/searxng/search":
             query = parse_qs(urlsplit(self.path).query).get("q", [""])[0]

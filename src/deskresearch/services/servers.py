@@ -10,7 +10,9 @@ part, run first):
   none of them answers, every search would fail and the run would end with nothing;
 - Tavily's key, whenever Tavily's own API is in the chain with a key (``GET /usage``, free): a
   rejected key would fail every search, or leave every search to the next engine without a
-  word (a gateway at another URL is only asked whether it answers);
+  word (a gateway at another URL is only asked whether it answers); and, when Tavily is the
+  chain's only engine, that the same answer does not show its credits used up (every search
+  would fail);
 - a PostgreSQL checkpoint database, and a Ray cluster's address.
 
 A refused connection fails in milliseconds instead of after the run's retries, and before a
@@ -33,6 +35,7 @@ from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for, spli
 from deskresearch.errors import ConfigError, Unreachable, in_words
 from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.preflight import TIMEOUT_S, endpoints, origin_of, where_from
+from deskresearch.services.search.checks import credits_used_up
 from deskresearch.services.storage.checkpoints import NO_POSTGRES, POSTGRES_SCHEMES
 
 _ROLES = ("summary_model", "report_model", "judge_model")
@@ -119,18 +122,19 @@ FALLBACK_TIMEOUT_S = 1.0  # a Tavily check another engine would cover holds the 
 
 async def _engine(
     name: str, url: str, setting: str, origins: Mapping[str, str], *, key: str | None = None,
-    proxy: str | None = None, timeout: float = TIMEOUT_S,
+    proxy: str | None = None, timeout: float = TIMEOUT_S, alone: bool = False,
 ) -> None:  # fmt: skip
     """A search engine at ``url`` answers (any HTTP answer will do) and, given ``key``, takes it.
 
     The key goes to Tavily's ``GET /usage`` (free, no credit spent): a 401 there is the 401
-    every search would get.
+    every search would get. ``alone``: no engine follows in the chain, so credits used up (a
+    432 or 433 on every search) stop the run here too.
     """
     import httpx
 
     path, headers = ("/usage", {"Authorization": f"Bearer {key}"}) if key else ("/", {})
     try:
-        status, _ = await _get(url.rstrip("/") + path, headers, proxy=proxy, timeout=timeout)
+        status, body = await _get(url.rstrip("/") + path, headers, proxy=proxy, timeout=timeout)
     except httpx.TransportError as exc:
         where = where_from(origins, setting, f"the default {setting}")
         raise Unreachable(
@@ -142,6 +146,12 @@ async def _engine(
         raise ConfigError(
             f"the search engine {name} at {mask_secrets(url)} rejected the API key (HTTP 401): "
             "check TAVILY_API_KEY, or name another engine with --search"
+        )
+    if key and alone and status == 200 and (spent := credits_used_up(body)):
+        raise ConfigError(
+            f"the search engine {name} at {mask_secrets(url)} would refuse every search: "
+            f"{spent}. Add credits or raise the limit at app.tavily.com, or name another "
+            "engine with --search (e.g. --search duckduckgo)"
         )
 
 
@@ -172,8 +182,9 @@ async def _search_engines(
                 await _engine("tavily", *urls["tavily"], origins, **tavily,
                               timeout=FALLBACK_TIMEOUT_S)  # fmt: skip
         return
+    alone = settings.backends == ("tavily",)
     results = await asyncio.gather(
-        *(_engine(b, *urls[b], origins, **(tavily if b == "tavily" else {}))
+        *(_engine(b, *urls[b], origins, **(tavily | {"alone": alone} if b == "tavily" else {}))
           for b in settings.backends),
         return_exceptions=True,
     )  # fmt: skip

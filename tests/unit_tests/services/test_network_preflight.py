@@ -88,3 +88,27 @@ def test_a_model_no_route_matches_is_refused_with_what_the_server_lists() -> Non
         with pytest.raises(ConfigError, match=r"does not serve the model 'gpt-4o-mini' .*: it "
                            r"serves anthropic/\*, gpt-4o\. Name one"):  # fmt: skip
             check(web, "tavily", "tvly-good", model="gpt-4o-mini")
+
+
+def test_credits_used_up_stop_a_chain_of_tavily_alone_before_any_search() -> None:
+    with serve(FakeWeb(spent_keys={"tvly-spent"})) as web:
+        with pytest.raises(ConfigError) as caught:
+            check(web, "tavily", "tvly-spent")
+    assert str(caught.value) == (
+        f"the search engine tavily at {TAVILY} would refuse every search: this key's limit is "
+        "reached (1,000 of 1,000 credits used). Add credits or raise the limit at "
+        "app.tavily.com, or name another engine with --search (e.g. --search duckduckgo)"
+    )
+    assert web.usage_keys == ["tvly-spent"] and web.searches == []
+
+
+@pytest.mark.parametrize("search", ["tavily,duckduckgo", "tavily,searxng"])
+def test_credits_used_up_leave_the_searches_to_the_engine_after_tavily(search: str) -> None:
+    """The chain's next engine serves every search (each one's provenance says why)."""
+    with serve(FakeWeb(spent_keys={"tvly-spent"})) as web:
+        ctx = Context(search=search, tavily_base_url=TAVILY, searxng_url=web.base + "/searxng",
+                      summary_model="gpt-4o-mini", report_model="gpt-4o-mini", judge_model="")  # fmt: skip
+        env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1",
+               "TAVILY_API_KEY": "tvly-spent", "TAVILY_HTTP_PROXY": web.base}  # fmt: skip
+        asyncio.run(check_network(ctx, checkpoints=None, environ=env))
+    assert web.usage_keys == ["tvly-spent"]

@@ -8,6 +8,7 @@ work spends nothing. Light on purpose: no search client is imported here.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from deskresearch.config.fields import BACKENDS
 from deskresearch.errors import ConfigError
@@ -51,3 +52,30 @@ def check_chain(settings: SearchSettings) -> None:
                 f"search backend {name!r} is unknown: use one of {', '.join(sorted(BACKENDS))}"
             )
         check_backend(name, settings)
+
+
+def _count(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def credits_used_up(usage: Any) -> str | None:
+    """Why Tavily's ``GET /usage`` answer shows no credit left for a search, or None.
+
+    Only what the answer states for certain: the key's own limit reached, or the plan's credits
+    and a pay-as-you-go allowance both spent. A limit that is missing or null may mean none, so
+    it never stops a run.
+    """
+    key = usage.get("key") if isinstance(usage, dict) else None
+    if isinstance(key, dict):
+        used, limit = _count(key.get("usage")), _count(key.get("limit"))
+        if used is not None and limit and used >= limit:
+            return f"this key's limit is reached ({used:,.0f} of {limit:,.0f} credits used)"
+    account = usage.get("account") if isinstance(usage, dict) else None
+    if isinstance(account, dict):
+        plan, plan_limit = _count(account.get("plan_usage")), _count(account.get("plan_limit"))
+        paygo, paygo_limit = _count(account.get("paygo_usage")), _count(account.get("paygo_limit"))
+        if (plan is not None and plan_limit is not None and plan >= plan_limit
+                and paygo is not None and paygo_limit is not None and paygo >= paygo_limit):  # fmt: skip
+            return (f"the account's credits are used up ({plan:,.0f} of {plan_limit:,.0f} of its "
+                    f"plan, {paygo:,.0f} of {paygo_limit:,.0f} pay-as-you-go)")  # fmt: skip
+    return None
