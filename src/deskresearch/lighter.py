@@ -6,6 +6,7 @@ program importing deskresearch keeps its libraries exactly as they are.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
@@ -37,11 +38,11 @@ def _defer_langsmith_types() -> None:
 
     langchain_core imports ``langsmith.run_trees``, which imports one type alias from
     ``langsmith.types.run_select_field``; Python runs the package's ``__init__`` first, and
-    that imports every generated API type (about 230 modules, langsmith 0.14–0.15): about
+    that imports every generated API type (164 modules, langsmith 0.14–0.15): about
     0.2 s of CPU between the head start's call and the graph's first step, for a module no
     research uses. The package is put in place unexecuted, with its real ``__path__``, so its
-    submodules import as ever; the first other name asked of it (LangSmith's own client asks
-    for them) runs the real ``__init__`` into it, once, and answers from it.
+    submodules import as ever; the first other name asked of it (LangSmith's API client and
+    resources ask; tracing does not) runs the real ``__init__`` into it, once, and answers from it.
     """
     if "langsmith.types" in sys.modules:
         return
@@ -59,15 +60,25 @@ def _defer_langsmith_types() -> None:
 
     def __getattr__(name: str) -> Any:
         with lock:  # a second thread waits for the init the first one runs
-            if not ran and not name.startswith("__"):
+            if not ran and (name == "__all__" or not name.startswith("__")):
                 ran.append(True)  # first: names asked while the init runs are looked up
-                loader.exec_module(package)
+                try:
+                    loader.exec_module(package)
+                except BaseException:
+                    ran.clear()  # as a failed import: the next use tries (and fails) again
+                    raise
         try:
             return package.__dict__[name]
         except KeyError:
             raise AttributeError(f"module 'langsmith.types' has no attribute {name!r}") from None
 
+    def __dir__() -> list[str]:
+        with contextlib.suppress(AttributeError):  # the real init defines no __all__
+            __getattr__("__all__")  # dir() lists what the real init defines
+        return sorted(package.__dict__)
+
     package.__getattr__ = __getattr__  # type: ignore[method-assign]
+    package.__dir__ = __dir__  # type: ignore[method-assign]
     sys.modules["langsmith.types"] = package
     import langsmith  # light (lazy names); the import system would set this attribute itself
 

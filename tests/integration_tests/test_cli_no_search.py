@@ -71,3 +71,24 @@ def test_no_search_engine_ends_insufficient_with_the_reason(
     assert report.startswith("# Insufficient evidence") and data["reason"] in report
     planned = [c for c in web.model.requests if "QueryPlan" in json.dumps(c)]
     assert planned == [], "no query is planned for engines that cannot answer"
+
+
+def test_tavily_out_of_credits_leaves_every_search_to_the_engine_after_it(
+    web: FakeWeb, tmp_path: Path
+) -> None:
+    """The pre-flight lets the run start (SearXNG follows); Tavily's 432 passes each search on."""
+    web.spent_keys = {"tvly-spent"}
+    env = {"TAVILY_API_KEY": "tvly-spent", "DESKRESEARCH_TAVILY_BASE_URL": "http://api.tavily.com",
+           "TAVILY_HTTP_PROXY": web.base}  # fmt: skip
+    proc = cli(web, TOPIC, "-o", str(tmp_path), "-q", "--search", "tavily,searxng",
+               "--searxng-url", web.base + "/searxng", env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = validate(tmp_path / "ev-battery-recycling.json")
+    issued = [p for p in data["provenance"] if p["outcome"] == "issued"]
+    passed = [p for p in data["provenance"] if p["reason"].startswith("passed over")]
+    assert issued and all(p["reason"].startswith("searxng: ") for p in issued)
+    assert len(passed) == len(issued) and all(
+        p["reason"] == "passed over tavily: This request exceeds your plan's set usage limit."
+        for p in passed
+    )
+    assert data["sources"] and web.usage_keys == ["tvly-spent"]

@@ -343,7 +343,7 @@ class _Handler(BaseHTTPRequestHandler):
             if body.get("stream") and status == 200:
                 return self._sse(payload)
             self._json(status, payload, headers)
-        elif self.path == "/search":
+        elif urlsplit(self.path).path == "/search":  # absolute-form too (the web as a proxy)
             with web._lock:
                 web.search_headers.append(dict(self.headers))
             query = str(body.get("query", ""))

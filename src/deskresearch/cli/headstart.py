@@ -93,7 +93,8 @@ def _check_network(into: Future[None], plan: Plan, environ: Mapping[str, str]) -
 
     into.set_running_or_notify_cancel()
     try:
-        asyncio.run(reach(plan.context, plan.settings, entry=ENTRY, environ=environ))
+        asyncio.run(reach(plan.context, plan.settings, entry=ENTRY, environ=environ,
+                          new=not plan.resumed))  # fmt: skip
     except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
         into.set_exception(exc)
     else:

@@ -150,8 +150,7 @@ async def _engine(
     if key and alone and status == 200 and (spent := credits_used_up(body)):
         raise ConfigError(
             f"the search engine {name} at {mask_secrets(url)} would refuse every search: "
-            f"{spent}. Add credits or raise the limit at app.tavily.com, or name another "
-            "engine with --search (e.g. --search duckduckgo)"
+            f"{spent}, or name another engine with --search (e.g. --search duckduckgo)"
         )
 
 
@@ -164,7 +163,7 @@ def _tavily_check(url: str, environ: Mapping[str, str]) -> dict[str, Any]:
 
 
 async def _search_engines(
-    ctx: Context, origins: Mapping[str, str], environ: Mapping[str, str]
+    ctx: Context, origins: Mapping[str, str], environ: Mapping[str, str], *, new: bool = True
 ) -> None:
     """One of the chain's engines answers when all live at a URL; Tavily's key is taken.
 
@@ -182,7 +181,7 @@ async def _search_engines(
                 await _engine("tavily", *urls["tavily"], origins, **tavily,
                               timeout=FALLBACK_TIMEOUT_S)  # fmt: skip
         return
-    alone = settings.backends == ("tavily",)
+    alone = new and settings.backends == ("tavily",)  # a resumed run may need no more search
     results = await asyncio.gather(
         *(_engine(b, *urls[b], origins, **(tavily | {"alone": alone} if b == "tavily" else {}))
           for b in settings.backends),
@@ -231,11 +230,13 @@ async def check_network(
     origins: Mapping[str, str] | None = None,
     environ: Mapping[str, str] | None = None,
     providers: bool = True,
+    new: bool = True,
 ) -> None:
     """Check that the servers the run needs answer: one quick request each, at the same time.
 
     ``providers``: False to check only the checkpoint database (the model and search servers
-    are another machine's: a Ray node's, a LangGraph server's).
+    are another machine's: a Ray node's, a LangGraph server's). ``new``: False for a resumed
+    run, which may need no more search: Tavily's credits are not held against it.
 
     Raises:
         Unreachable: a server does not answer (the first one found).
@@ -247,7 +248,7 @@ async def check_network(
     if providers:
         for base, (setting, key) in endpoints(ctx, env).items():
             checks.append(_model_endpoint(base, setting, key, _models(ctx, base, env), origins))
-        checks.append(_search_engines(ctx, origins, env))
+        checks.append(_search_engines(ctx, origins, env, new=new))
     if checkpoints and checkpoints.startswith(POSTGRES_SCHEMES):
         checks.append(_postgres(checkpoints, origins))
     results = await asyncio.gather(*checks, return_exceptions=True)

@@ -131,9 +131,12 @@ def prepare(
 
 
 async def reach(
-    ctx: Context, settings: Settings, *, entry: Entry, environ: Mapping[str, str] | None = None
-) -> None:
+    ctx: Context, settings: Settings, *, entry: Entry, environ: Mapping[str, str] | None = None,
+    new: bool = True,
+) -> None:  # fmt: skip
     """The network pre-flight: each server the run needs answers (one quick request each).
+
+    ``new``: False for a resumed run (see ``check_network``).
 
     Raises:
         Unreachable: a server does not answer.
@@ -141,4 +144,4 @@ async def reach(
     """
     await check_network(ctx, checkpoints=place(settings, "checkpoints"), origins=origins(settings),
                         environ=os.environ if environ is None else environ,
-                        providers=entry.providers)  # fmt: skip
+                        providers=entry.providers, new=new)  # fmt: skip

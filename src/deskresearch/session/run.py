@@ -170,11 +170,11 @@ class Session:
         ctx = plan.context
         key = (plan.settings.get("checkpoints"), ctx.base_url, ctx.summary_model,
                ctx.report_model, ctx.judge_model, ctx.search, ctx.searxng_url,
-               ctx.tavily_base_url)  # fmt: skip
+               ctx.tavily_base_url, plan.resumed)  # fmt: skip
         if self._reached is not None and key in self._reached:
             return
         if not plan.finished:
-            await reach(plan.context, plan.settings, entry=self.entry)
+            await reach(plan.context, plan.settings, entry=self.entry, new=not plan.resumed)
         if self._reached is not None:
             self._reached.add(key)
 

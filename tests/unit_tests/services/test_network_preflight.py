@@ -96,8 +96,8 @@ def test_credits_used_up_stop_a_chain_of_tavily_alone_before_any_search() -> Non
             check(web, "tavily", "tvly-spent")
     assert str(caught.value) == (
         f"the search engine tavily at {TAVILY} would refuse every search: this key's limit is "
-        "reached (1,000 of 1,000 credits used). Add credits or raise the limit at "
-        "app.tavily.com, or name another engine with --search (e.g. --search duckduckgo)"
+        "reached (1,000 of 1,000 credits used). Raise the key's limit at app.tavily.com, or name "
+        "another engine with --search (e.g. --search duckduckgo)"
     )
     assert web.usage_keys == ["tvly-spent"] and web.searches == []
 
@@ -112,3 +112,14 @@ def test_credits_used_up_leave_the_searches_to_the_engine_after_tavily(search: s
                "TAVILY_API_KEY": "tvly-spent", "TAVILY_HTTP_PROXY": web.base}  # fmt: skip
         asyncio.run(check_network(ctx, checkpoints=None, environ=env))
     assert web.usage_keys == ["tvly-spent"]
+
+
+def test_a_resumed_run_is_not_stopped_by_credits_it_may_not_need() -> None:
+    """Interrupted while summarising, say, it needs no more search."""
+    with serve(FakeWeb(spent_keys={"tvly-spent"})) as web:
+        ctx = Context(search="tavily", tavily_base_url=TAVILY, summary_model="gpt-4o-mini",
+                      report_model="gpt-4o-mini", judge_model="")  # fmt: skip
+        env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1",
+               "TAVILY_API_KEY": "tvly-spent", "TAVILY_HTTP_PROXY": web.base}  # fmt: skip
+        asyncio.run(check_network(ctx, checkpoints=None, environ=env, new=False))
+    assert web.usage_keys == ["tvly-spent"], "the key is still checked"

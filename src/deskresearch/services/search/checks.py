@@ -59,23 +59,25 @@ def _count(value: Any) -> float | None:
 
 
 def credits_used_up(usage: Any) -> str | None:
-    """Why Tavily's ``GET /usage`` answer shows no credit left for a search, or None.
+    """Why Tavily's ``GET /usage`` answer shows no credit left for a search, and the fix; or None.
 
     Only what the answer states for certain: the key's own limit reached, or the plan's credits
-    and a pay-as-you-go allowance both spent. A limit that is missing or null may mean none, so
-    it never stops a run.
+    and a pay-as-you-go allowance both spent. A limit that is missing, null or 0 may mean none
+    (Tavily's free plan answers ``paygo_limit: null``), so it never stops a run.
     """
     key = usage.get("key") if isinstance(usage, dict) else None
     if isinstance(key, dict):
         used, limit = _count(key.get("usage")), _count(key.get("limit"))
         if used is not None and limit and used >= limit:
-            return f"this key's limit is reached ({used:,.0f} of {limit:,.0f} credits used)"
+            return (f"this key's limit is reached ({used:,.0f} of {limit:,.0f} credits used). "
+                    "Raise the key's limit at app.tavily.com")  # fmt: skip
     account = usage.get("account") if isinstance(usage, dict) else None
     if isinstance(account, dict):
         plan, plan_limit = _count(account.get("plan_usage")), _count(account.get("plan_limit"))
         paygo, paygo_limit = _count(account.get("paygo_usage")), _count(account.get("paygo_limit"))
-        if (plan is not None and plan_limit is not None and plan >= plan_limit
-                and paygo is not None and paygo_limit is not None and paygo >= paygo_limit):  # fmt: skip
-            return (f"the account's credits are used up ({plan:,.0f} of {plan_limit:,.0f} of its "
-                    f"plan, {paygo:,.0f} of {paygo_limit:,.0f} pay-as-you-go)")  # fmt: skip
+        if (plan is not None and plan_limit and plan >= plan_limit
+                and paygo is not None and paygo_limit and paygo >= paygo_limit):  # fmt: skip
+            return (f"the account's credits are used up (plan: {plan:,.0f} of {plan_limit:,.0f}; "
+                    f"pay-as-you-go: {paygo:,.0f} of {paygo_limit:,.0f}). Add credits at "
+                    "app.tavily.com")  # fmt: skip
     return None
