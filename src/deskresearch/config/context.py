@@ -23,7 +23,7 @@ from pydantic_core import ArgsKwargs
 
 from deskresearch.config.fields import ModelFields, PlanFields
 from deskresearch.config.fields_io import CacheFields, PageFields, SearchFields
-from deskresearch.config.providers import endpoint_for, model_calls, split_model
+from deskresearch.config.providers import endpoint_for, model_calls, model_timeout, split_model
 from deskresearch.errors import ConfigError
 from deskresearch.records import CachePolicy, DomainScope, FetchLimits, ModelSpec, SearchSettings
 from deskresearch.safety.masking import mask_secrets
@@ -92,12 +92,13 @@ class Context(CacheFields, PageFields, SearchFields, PlanFields, ModelFields):
     def _spec(self, name: str) -> ModelSpec:
         model, provider_url = split_model(name)
         base = self.base_url or provider_url
+        url = endpoint_for(base, os.environ)[0]  # what the calls go to: local or hosted
         return ModelSpec(
             model=model,
             base_url=base,
             method=self.structured_output,
-            timeout_s=self.model_timeout_s,
-            max_concurrent=model_calls(self.max_model_calls, endpoint_for(base, os.environ)[0]),
+            timeout_s=model_timeout(self.model_timeout_s, url),
+            max_concurrent=model_calls(self.max_model_calls, url),
             requests_per_s=self.model_requests_per_s,
             max_attempts=self.model_attempts,
             backoff_s=self.retry_backoff_s,

@@ -126,11 +126,11 @@ class ModelFields:
         Field(
             title="Model call timeout (seconds)",
             json_schema_extra=MODELS,
-            gt=0,
+            ge=0,
             le=1800,
-            description="Seconds one model call may take.",
+            description="Seconds one model call may take, a wait in the server's queue included. 0: 120 for a hosted API, 600 for a local server (Ollama, llama.cpp, LM Studio), where on a CPU alone one page summary takes minutes and the call queued behind it as long again.",
         ),
-    ] = 120.0
+    ] = 0.0
     max_model_calls: Annotated[
         int,
         Field(

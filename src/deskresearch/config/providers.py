@@ -79,3 +79,16 @@ def model_calls(setting: int, base_url: str | None) -> int:
     if setting:
         return setting
     return LOCAL_CALLS if local_window(base_url) else HOSTED_CALLS
+
+
+HOSTED_TIMEOUT_S = 120.0
+# A local server on a CPU alone reads a page piece's prompt at tens of tokens a second and writes
+# a few: one summary call takes one to three minutes, and the call queued behind it as long again.
+LOCAL_TIMEOUT_S = 600.0
+
+
+def model_timeout(setting: float, base_url: str | None) -> float:
+    """Seconds a call to ``base_url`` may take: the setting, else what its kind of server needs."""
+    if setting:
+        return setting
+    return LOCAL_TIMEOUT_S if local_window(base_url) else HOSTED_TIMEOUT_S

@@ -3,6 +3,7 @@
 import asyncio
 import socket
 from collections import Counter
+from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -99,6 +100,23 @@ async def test_a_local_server_gets_two_calls_at_once_unless_told_more() -> None:
     assert peak_model_calls(web) == 2, "the same run takes 16 places on a hosted API"
     assert Context(base_url=web.base + "/v1", max_model_calls=4).summary_spec().max_concurrent == 4
     assert Context(base_url="https://api.example.com/v1").summary_spec().max_concurrent == 16
+
+
+@pytest.mark.parametrize(
+    ("settings", "timeout"),
+    [
+        ({"summary_model": "ollama:llama3.1"}, 600.0),  # a CPU alone: minutes a summary
+        ({"base_url": "http://gpu-box:11434/v1"}, 600.0),  # Ollama's port on another host
+        ({"summary_model": "llamacpp:qwen3"}, 600.0),
+        ({"base_url": "https://api.example.com/v1"}, 120.0),
+        ({"base_url": "http://vllm.lan:8000/v1"}, 120.0),  # vLLM: served as a hosted API is
+        ({"summary_model": "ollama:llama3.1", "model_timeout_s": 45}, 45.0),  # a number is kept
+    ],
+)
+def test_a_local_server_s_calls_may_take_longer_unless_told(
+    settings: dict[str, Any], timeout: float
+) -> None:
+    assert Context(**settings).summary_spec().timeout_s == timeout
 
 
 def test_limits_come_from_the_context() -> None:
