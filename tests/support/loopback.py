@@ -301,8 +301,8 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> None:
         send(self, status, json.dumps(payload).encode(), "application/json", **(headers or {}))
 
-    def _sse(self, completion: dict[str, Any]) -> None:
-        """Send a completion as OpenAI's stream: content in word-sized deltas, then usage."""
+    def _sse(self, completion: dict[str, Any], usage: bool) -> None:
+        """Send a completion as OpenAI's stream: content in word-sized deltas, then (asked) usage."""
         message = completion["choices"][0]["message"]
         words = re.findall(r"\S+\s*|\s+", message.get("content") or "")
         base = {k: completion[k] for k in ("id", "created", "model")}
@@ -311,8 +311,9 @@ class _Handler(BaseHTTPRequestHandler):
             for w in words
         ] + [{"index": 0, "delta": {}, "finish_reason": "stop"}]
         events = [{**base, "object": "chat.completion.chunk", "choices": [c]} for c in chunks]
-        events.append({**base, "object": "chat.completion.chunk", "choices": [],
-                       "usage": completion["usage"]})  # fmt: skip
+        if usage:  # as OpenAI: only for stream_options.include_usage
+            events.append({**base, "object": "chat.completion.chunk", "choices": [],
+                           "usage": completion["usage"]})  # fmt: skip
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
@@ -341,7 +342,8 @@ class _Handler(BaseHTTPRequestHandler):
             seconds = web.latency.model(t_in, t_out)
             web.record(Call("model", stage_of(body), seconds, body, t_in, t_out))
             if body.get("stream") and status == 200:
-                return self._sse(payload)
+                asked = (body.get("stream_options") or {}).get("include_usage", False)
+                return self._sse(payload, usage=bool(asked))
             self._json(status, payload, headers)
         elif urlsplit(self.path).path == "/search":  # absolute-form too (the web as a proxy)
             with web._lock:

@@ -12,6 +12,7 @@ One retry layer: ChatOpenAI's own retries are off (``max_retries=0``); transient
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import SecretStr, ValidationError
 
-from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for
+from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for, local_window
 from deskresearch.errors import (
     NO_ENDPOINT,
     ConfigError,
@@ -47,22 +48,11 @@ from deskresearch.services.model.structured import (
     parse_tolerant,
     strip_reasoning,
 )
+from deskresearch.services.model.usage import counted, usage_of
 from deskresearch.state import merge_usage
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
-
-
-def usage_of(message: Any, *, stage: Stage, model: str) -> Usage:
-    """Read token usage from an AIMessage (zero when the server reports none)."""
-    meta = getattr(message, "usage_metadata", None) or {}
-    return Usage(
-        stage=stage,
-        model=model,
-        input_tokens=int(meta.get("input_tokens", 0)),
-        output_tokens=int(meta.get("output_tokens", 0)),
-        calls=1,
-    )
 
 
 def salvage(raw: Any, schema: type[M]) -> M:
@@ -147,6 +137,9 @@ class OpenAIChat:
                 http_client=None if self._given else sync_client(self._env, spec.timeout_s),
                 # Our clients carry OPENAI_PROXY already; ChatOpenAI refuses a proxy beside them.
                 openai_proxy=self._env.get("OPENAI_PROXY") if self._given else None,
+                # A streamed call (LangGraph's `messages` mode: Studio, the SDK) reports usage
+                # only when asked; OpenAI's API takes the ask, other servers may refuse it.
+                stream_usage=(base or OPENAI_DEFAULT_URL) == OPENAI_DEFAULT_URL or None,
             )
         return self._models[client]
 
@@ -191,7 +184,7 @@ class OpenAIChat:
             if got is not None:
                 usage = Usage(stage=stage, model=spec.model, input_tokens=got.input_tokens,
                               output_tokens=got.output_tokens, calls=1)  # fmt: skip
-                self._read_whole(messages, usage, spec)
+                await self._read_whole(messages, usage, spec)
                 try:
                     return Reply(parse_tolerant(got.content, schema), usage)
                 except ModelOutputError:
@@ -248,7 +241,7 @@ class OpenAIChat:
             out = await self._call(partial(runnable.ainvoke, config=config), msgs, spec)
             raw, parsed = out.get("raw"), out.get("parsed")
         usage = usage_of(raw, stage=stage, model=spec.model)
-        self._read_whole(msgs, usage, spec)
+        await self._read_whole(msgs, usage, spec)
         try:
             return schema.model_validate(parsed), usage
         except ValidationError:
@@ -267,15 +260,26 @@ class OpenAIChat:
         out = await self._call(
             partial(self._model(spec).ainvoke, config=config), list(messages), spec
         )
-        usage = usage_of(out, stage=stage, model=spec.model)
-        self._read_whole(messages, usage, spec)
         content = out.text if isinstance(out, AIMessage) else str(out)
+        usage = usage_of(out, stage=stage, model=spec.model)
+        if not (usage["input_tokens"] or usage["output_tokens"]):
+            # Streamed by a server that says nothing. Counting may load the tokenizer (a file
+            # read): off the event loop, which `langgraph dev` checks for blocking calls.
+            usage = await asyncio.to_thread(counted, messages, content, usage)
+        await self._read_whole(messages, usage, spec)
         finish = (getattr(out, "response_metadata", None) or {}).get("finish_reason")
         return Reply(strip_reasoning(content), usage, truncated=finish == "length")
 
-    def _read_whole(self, messages: Sequence[BaseMessage], usage: Usage, spec: ModelSpec) -> None:
-        """Raise ContextLengthError when a local server says it read far less than it was sent."""
-        check_read(messages, usage, model=spec.model, base=self.endpoint(spec))
+    async def _read_whole(
+        self, messages: Sequence[BaseMessage], usage: Usage, spec: ModelSpec
+    ) -> None:
+        """Raise ContextLengthError when a local server says it read far less than it was sent.
+
+        Only local servers are checked; off the event loop, as counting may load the tokenizer.
+        """
+        base = self.endpoint(spec)
+        if local_window(base) is not None:
+            await asyncio.to_thread(check_read, messages, usage, model=spec.model, base=base)
 
     async def _call(self, fn: Any, messages: list[BaseMessage], spec: ModelSpec) -> Any:
         """Run one call, translating openai errors into ours (``model.call_errors``)."""

@@ -2,13 +2,17 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
+from typing_extensions import TypedDict
 
 from deskresearch.errors import ConfigError, ModelCallError, ModelOutputError
 from deskresearch.nodes.keywords import Keywords
 from deskresearch.records import ModelSpec
+from deskresearch.services.base import Reply
 from deskresearch.services.model.llm import OpenAIChat
 from deskresearch.services.model.structured import strip_reasoning
+from deskresearch.services.model.tokens import count_tokens
 from tests.support.fake_model import FakeModel, chat_over
+from tests.support.loopback import FakeWeb, serve
 
 pytestmark = pytest.mark.anyio
 MSGS = [HumanMessage("<topic>\nbatteries\n</topic>")]
@@ -96,3 +100,49 @@ def test_a_runs_budget_or_limits_do_not_make_a_client_that_outlives_it() -> None
         spec = dataclasses.replace(Context(token_budget=budget).summary_spec(), max_concurrent=3)
         chat._model(spec)
     assert len(chat._models) == 1
+
+
+class _Written(TypedDict):
+    done: bool
+
+
+async def test_a_streamed_text_call_counts_the_tokens_a_server_did_not_report() -> None:
+    """LangGraph's `messages` mode (Studio, the SDK) streams the writers' calls; a server asked
+    for no usage (any but OpenAI's own API) reports none: the call's tokens are counted here."""
+    from langgraph.graph import END, START, StateGraph
+
+    with serve(FakeWeb()) as web:
+        env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1"}
+        llm = OpenAIChat(environ=env)
+        at = ModelSpec(model="gpt-4o-mini", base_url=web.base + "/v1", method="auto", timeout_s=30)
+        replies: list[Reply[str]] = []
+
+        async def write(state: _Written) -> dict[str, Any]:
+            replies.append(await llm.text(MSGS, spec=at, stage="write_report"))
+            return {"done": True}
+
+        graph = StateGraph(_Written).add_node("write", write)
+        graph = graph.add_edge(START, "write").add_edge("write", END)
+        streamed = [
+            c async for c in graph.compile().astream({"done": False}, stream_mode="messages")
+        ]
+    [reply] = replies
+    [request] = web.model.requests
+    assert request["stream"] is True and "stream_options" not in request
+    assert len(streamed) > 2, "the answer arrived token by token"
+    prompt = "\n".join(str(m.content) for m in MSGS)
+    assert (reply.usage["input_tokens"], reply.usage["output_tokens"]) == (
+        count_tokens(prompt),
+        count_tokens(reply.value),
+    ) and reply.usage["output_tokens"] > 0
+
+
+def test_only_openai_s_own_api_is_asked_for_usage_in_a_stream() -> None:
+    """OpenAI's API reports a stream's usage when asked; other servers may refuse the ask."""
+    llm = OpenAIChat(environ={"OPENAI_API_KEY": "test-key"})
+    at = ModelSpec(model="gpt-4o-mini", base_url=None, method="auto", timeout_s=5)
+    local = ModelSpec(
+        model="llama3.1", base_url="http://localhost:11434/v1", method="auto", timeout_s=5
+    )
+    assert llm._model(at).stream_usage is True
+    assert not llm._model(local).stream_usage
