@@ -160,9 +160,11 @@ async def test_a_chat_message_gets_the_report_as_an_ai_message(server: str) -> N
         assert human["type"] == "human" and ai["type"] == "ai"
         assert ai["content"] == final["report"] and "[1]" in ai["content"]
         assert chunks  # the report's writer streams its tokens, as a chat UI shows them
-        # Streamed, a call gets no usage from a server not asked for it: counted, never lost.
-        writers = [u for u in final["usage"] if u["stage"] in ("write_section", "write_report")]
-        assert writers and all(u["input_tokens"] and u["output_tokens"] for u in writers)
+        # Streamed, a call gets no usage from a server not asked for it: every stage's tokens
+        # count all the same (the writers' counted, the JSON answers never streamed).
+        spent = [u for u in final["usage"] if u["calls"]]
+        assert {"write_section", "summarise_chunk", "rank_urls"} <= {u["stage"] for u in spent}
+        assert all(u["input_tokens"] and u["output_tokens"] for u in spent), spent
         # A follow-up on the same thread is a new research on the follow-up's words.
         out = await client.runs.wait(
             thread, "researcher",

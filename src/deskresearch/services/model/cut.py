@@ -33,20 +33,26 @@ CONTEXT_FIX = (
 )
 
 
+def suspect(messages: Sequence[BaseMessage], usage: Usage, base: str) -> bool:
+    """A local server read few enough tokens of a long enough prompt to count it (cheap)."""
+    read = usage["input_tokens"]
+    if read < MIN_READ or local_window(base) is None:
+        return False
+    chars = sum(len(str(m.content)) for m in messages) + len(messages) - 1  # joined by newlines
+    return chars > SUSPECT_CHARS_PER_TOKEN * read
+
+
 def check_read(messages: Sequence[BaseMessage], usage: Usage, *, model: str, base: str) -> None:
     """Raise ContextLengthError when a local server read plainly less of the prompt than it holds.
 
     ``base`` is the endpoint's URL; ``usage`` the call's, carried by the error so its tokens
     still count.
     """
-    read = usage["input_tokens"]
-    if read < MIN_READ or local_window(base) is None:
-        return
-    text = "\n".join(str(m.content) for m in messages)
-    if len(text) <= SUSPECT_CHARS_PER_TOKEN * read:
+    if not suspect(messages, usage, base):
         return
     from deskresearch.services.model.tokens import count_tokens  # loads the tokenizer
 
+    read, text = usage["input_tokens"], "\n".join(str(m.content) for m in messages)
     held = count_tokens(text)
     if read < MIN_SHARE * held:
         raise ContextLengthError(

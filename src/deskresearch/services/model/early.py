@@ -163,9 +163,11 @@ class EarlyCalls:
         url = (base or OPENAI_DEFAULT_URL).rstrip("/") + "/chat/completions"
         import httpx
 
+        from deskresearch.services.model.http import call_timeout
+
         try:
             response = await self._client(spec).post(
-                url, json=body, headers=headers, timeout=spec.timeout_s
+                url, json=body, headers=headers, timeout=call_timeout(spec.timeout_s)
             )
         except httpx.UnsupportedProtocol:
             return None  # a URL without http(s)://: the usual call names the setting

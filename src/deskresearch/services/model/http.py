@@ -22,9 +22,18 @@ LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
 CONNECT_S = 5.0  # at most, for opening a connection: a wrong port fails fast
 
 
+def call_timeout(timeout_s: float) -> httpx.Timeout:
+    """``timeout_s`` for a call's reads, writes and wait for a connection; connecting, CONNECT_S.
+
+    Passed with every request: the openai client otherwise applies a plain number to connecting
+    too (600 s against a local server that is down).
+    """
+    return httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_S))
+
+
 def _settings(environ: Mapping[str, str], timeout_s: float) -> dict[str, object]:
     return {
-        "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_S)),
+        "timeout": call_timeout(timeout_s),
         "proxy": environ.get("OPENAI_PROXY") or None,  # as ChatOpenAI; HTTP(S)_PROXY too
         "follow_redirects": True,  # as the openai client
         "limits": LIMITS,

@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import SecretStr, ValidationError
 
-from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for, local_window
+from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for
 from deskresearch.errors import (
     NO_ENDPOINT,
     ConfigError,
@@ -37,10 +37,10 @@ from deskresearch.records import ModelSpec, Stage, Usage
 from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.base import M, Reply
 from deskresearch.services.model.client_import import client_imported, import_client_soon
-from deskresearch.services.model.cut import check_read
+from deskresearch.services.model.cut import check_read, suspect
 from deskresearch.services.model.early import EarlyCalls
 from deskresearch.services.model.early import client_imported as client_imported_now
-from deskresearch.services.model.http import async_client, sync_client
+from deskresearch.services.model.http import async_client, call_timeout, sync_client
 from deskresearch.services.model.structured import (
     Method,
     json_schema,
@@ -102,7 +102,7 @@ class OpenAIChat:
         self._client_ready = client_ready
         # One client per (model, endpoint, timeout): a run's budget or limits must not make a
         # new client that outlives the run.
-        self._models: dict[tuple[str, str, float], ChatOpenAI] = {}
+        self._models: dict[tuple[str, str, float] | tuple[str, str, float, str], ChatOpenAI] = {}
         self._runnables: dict[tuple[int, type, Method], Any] = {}  # (id of a model above, ...)
         self._rejected: set[tuple[tuple[str, str], Method]] = set()  # (endpoint, model), method
 
@@ -131,7 +131,7 @@ class OpenAIChat:
                 base_url=base,
                 # Local servers ignore the key but the client insists on one.
                 api_key=SecretStr(key or "not-needed"),
-                timeout=spec.timeout_s,
+                timeout=call_timeout(spec.timeout_s),
                 max_retries=0,
                 http_async_client=self._async_http(spec),
                 http_client=None if self._given else sync_client(self._env, spec.timeout_s),
@@ -139,8 +139,21 @@ class OpenAIChat:
                 openai_proxy=self._env.get("OPENAI_PROXY") if self._given else None,
                 # A streamed call (LangGraph's `messages` mode: Studio, the SDK) reports usage
                 # only when asked; OpenAI's API takes the ask, other servers may refuse it.
-                stream_usage=(base or OPENAI_DEFAULT_URL) == OPENAI_DEFAULT_URL or None,
+                stream_usage=(base or OPENAI_DEFAULT_URL).rstrip("/") == OPENAI_DEFAULT_URL or None,
             )
+        return self._models[client]
+
+    def _unstreamed(self, spec: ModelSpec) -> ChatOpenAI:
+        """``_model(spec)``, never streamed: for the structured calls.
+
+        LangGraph's ``messages`` mode streams any call made under it (its "nostream" tag only
+        keeps the chunks out of the stream); a JSON answer is of no use token by token, and a
+        streamed one comes without usage from most servers.
+        """
+        client = (spec.model, spec.base_url, spec.timeout_s, "unstreamed")
+        if client not in self._models:
+            model = self._model(spec)
+            self._models[client] = model.model_copy(update={"disable_streaming": True})
         return self._models[client]
 
     def _runnable(
@@ -230,7 +243,7 @@ class OpenAIChat:
         # ("nostream" for LangGraph, "langsmith:nostream" for LangSmith and the server).
         config = trace_config(stage, "nostream", "langsmith:nostream")
         await client_imported()
-        model = self._model(spec)
+        model = self._unstreamed(spec)
         if method == "text":
             raw = await self._call(partial(model.ainvoke, config=config), msgs, spec)
             parsed: Any = None
@@ -262,11 +275,12 @@ class OpenAIChat:
         )
         content = out.text if isinstance(out, AIMessage) else str(out)
         usage = usage_of(out, stage=stage, model=spec.model)
-        if not (usage["input_tokens"] or usage["output_tokens"]):
-            # Streamed by a server that says nothing. Counting may load the tokenizer (a file
-            # read): off the event loop, which `langgraph dev` checks for blocking calls.
+        if usage["input_tokens"] or usage["output_tokens"]:
+            await self._read_whole(messages, usage, spec)
+        else:  # streamed by a server that says nothing (our count cannot tell a cut prompt)
+            # Counting may load the tokenizer (a file read): off the event loop, which
+            # `langgraph dev` checks for blocking calls.
             usage = await asyncio.to_thread(counted, messages, content, usage)
-        await self._read_whole(messages, usage, spec)
         finish = (getattr(out, "response_metadata", None) or {}).get("finish_reason")
         return Reply(strip_reasoning(content), usage, truncated=finish == "length")
 
@@ -275,10 +289,11 @@ class OpenAIChat:
     ) -> None:
         """Raise ContextLengthError when a local server says it read far less than it was sent.
 
-        Only local servers are checked; off the event loop, as counting may load the tokenizer.
+        Only local servers are checked; the count runs off the event loop (it may load the
+        tokenizer), and only for a prompt ``suspect`` finds long for what the server read.
         """
         base = self.endpoint(spec)
-        if local_window(base) is not None:
+        if suspect(messages, usage, base):
             await asyncio.to_thread(check_read, messages, usage, model=spec.model, base=base)
 
     async def _call(self, fn: Any, messages: list[BaseMessage], spec: ModelSpec) -> Any:

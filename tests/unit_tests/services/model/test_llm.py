@@ -137,6 +137,39 @@ async def test_a_streamed_text_call_counts_the_tokens_a_server_did_not_report() 
     ) and reply.usage["output_tokens"] > 0
 
 
+@pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode"])
+async def test_a_structured_call_is_never_streamed_and_keeps_the_server_s_usage(
+    method: str,
+) -> None:
+    """`messages` mode streams any call made under it; a JSON answer is not, whatever the mode."""
+    from langgraph.graph import END, START, StateGraph
+
+    with serve(FakeWeb()) as web:
+        env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1"}
+        llm = OpenAIChat(environ=env)
+        at = ModelSpec(model="gpt-4o-mini", base_url=web.base + "/v1", method=method, timeout_s=30)
+        replies: list[Reply[Keywords]] = []
+
+        async def ask(state: _Written) -> dict[str, Any]:
+            replies.append(await llm.structured(MSGS, Keywords, spec=at, stage="generate_keywords"))
+            return {"done": True}
+
+        graph = (
+            StateGraph(_Written).add_node("ask", ask).add_edge(START, "ask").add_edge("ask", END)
+        )
+        streamed = [
+            c async for c in graph.compile().astream({"done": False}, stream_mode="messages")
+        ]
+    [reply] = replies
+    [request] = web.model.requests
+    assert not request.get("stream") and streamed == []
+    assert (
+        reply.value.keywords
+        and reply.usage["input_tokens"] > 0
+        and reply.usage["output_tokens"] > 0
+    )
+
+
 def test_only_openai_s_own_api_is_asked_for_usage_in_a_stream() -> None:
     """OpenAI's API reports a stream's usage when asked; other servers may refuse the ask."""
     llm = OpenAIChat(environ={"OPENAI_API_KEY": "test-key"})
