@@ -1,5 +1,6 @@
 from typing import Any
 
+import httpx
 import pytest
 from langchain_core.messages import HumanMessage
 from typing_extensions import TypedDict
@@ -139,7 +140,7 @@ async def test_a_streamed_text_call_counts_the_tokens_a_server_did_not_report() 
 
 @pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode"])
 async def test_a_structured_call_is_never_streamed_and_keeps_the_server_s_usage(
-    method: str,
+    method: Any,
 ) -> None:
     """`messages` mode streams any call made under it; a JSON answer is not, whatever the mode."""
     from langgraph.graph import END, START, StateGraph
@@ -173,9 +174,18 @@ async def test_a_structured_call_is_never_streamed_and_keeps_the_server_s_usage(
 def test_only_openai_s_own_api_is_asked_for_usage_in_a_stream() -> None:
     """OpenAI's API reports a stream's usage when asked; other servers may refuse the ask."""
     llm = OpenAIChat(environ={"OPENAI_API_KEY": "test-key"})
-    at = ModelSpec(model="gpt-4o-mini", base_url=None, method="auto", timeout_s=5)
+    at = ModelSpec(model="gpt-4o-mini", base_url="", method="auto", timeout_s=5)
     local = ModelSpec(
         model="llama3.1", base_url="http://localhost:11434/v1", method="auto", timeout_s=5
     )
     assert llm._model(at).stream_usage is True
     assert not llm._model(local).stream_usage
+    # Connecting gives up after 5 s whatever the call may take (the openai client would apply
+    # the call's whole timeout to it): a host that went away fails fast.
+    timeout = llm._model(local).request_timeout
+    assert isinstance(timeout, httpx.Timeout) and (timeout.connect, timeout.read) == (5.0, 5.0)
+    slow = ModelSpec(
+        model="llama3.1", base_url="http://localhost:11434/v1", method="auto", timeout_s=600
+    )
+    timeout = llm._model(slow).request_timeout
+    assert isinstance(timeout, httpx.Timeout) and (timeout.connect, timeout.read) == (5.0, 600.0)
