@@ -21,7 +21,8 @@ from deskresearch.records import ModelSpec, StageClock, Usage
 from deskresearch.safety.masking import mask_secrets
 
 # 1.1: budget_stopped; 1.2: reason, rounds, a source's round; 1.3: disagreements, changes, a
-# source's origin group and copy, a citation's origins, dates and dispute
+# source's origin group and copy, a citation's origins, dates and dispute, a model's timeout and
+# calls at once (the values used when the settings say 0: auto)
 SCHEMA_VERSION = "1.3"
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 RESULT_KEYS = ("status", "reason", "report", "sources", "queries", "usage", "provenance")
@@ -112,7 +113,12 @@ def document(
             "resumed": resumed,
         },
         "models": {
-            role: {"model": spec.model, "endpoint": endpoint_of(spec)}
+            role: {
+                "model": spec.model,
+                "endpoint": endpoint_of(spec),
+                "timeout_s": spec.timeout_s,
+                "calls_at_once": spec.max_concurrent,
+            }
             for role, spec in specs.items()
         },
         "search_backends": list(ctx.search_settings().backends),

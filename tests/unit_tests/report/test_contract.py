@@ -69,6 +69,21 @@ def test_a_document_has_versions_timings_tokens_and_masked_endpoints() -> None:
                               "output_tokens": 100, "calls": 1, "cached_calls": 0}]  # fmt: skip
     assert doc["totals"]["estimated_cost_usd"] == pytest.approx(0.0035)
     assert doc["models"]["report"]["endpoint"] == "http://me:***@gpu.example/v1"
+    # The limits a call had, where the settings say 0 (a hosted API's defaults here).
+    assert (doc["settings"]["model_timeout_s"], doc["settings"]["max_model_calls"]) == (0, 0)
+    assert doc["models"]["report"] | {"endpoint": ""} == {
+        "model": "gpt-4o",
+        "endpoint": "",
+        "timeout_s": 120.0,
+        "calls_at_once": 16,
+    }
+    local = document(_result(), ctx=Context(summary_model="ollama:llama3.1"), thread_id="abc",
+                     clocks=clocks, started=start, finished=start, resumed=False, files={"json": "t.json"})  # fmt: skip
+    validator().validate(local)
+    assert (
+        local["models"]["summary"]["timeout_s"],
+        local["models"]["summary"]["calls_at_once"],
+    ) == (600.0, 2)
     assert "pw" not in str(doc)
     assert "citations" not in doc
     assert doc["budget_stopped"] is False
