@@ -18,6 +18,7 @@ from deskresearch.config.providers import local_window
 from deskresearch.errors import ContextLengthError
 from deskresearch.records import Usage
 from deskresearch.safety.masking import mask_secrets
+from deskresearch.services.model.usage import prompt_text
 
 # Characters per token: about 4-5 for English and most European languages, 1-1.5 for CJK, 2-3
 # for JSON and URLs. Past this the prompt is counted with our tokenizer (milliseconds; rare).
@@ -38,8 +39,7 @@ def suspect(messages: Sequence[BaseMessage], usage: Usage, base: str) -> bool:
     read = usage["input_tokens"]
     if read < MIN_READ or local_window(base) is None:
         return False
-    chars = sum(len(str(m.content)) for m in messages) + len(messages) - 1  # joined by newlines
-    return chars > SUSPECT_CHARS_PER_TOKEN * read
+    return len(prompt_text(messages)) > SUSPECT_CHARS_PER_TOKEN * read
 
 
 def check_read(messages: Sequence[BaseMessage], usage: Usage, *, model: str, base: str) -> None:
@@ -52,8 +52,7 @@ def check_read(messages: Sequence[BaseMessage], usage: Usage, *, model: str, bas
         return
     from deskresearch.services.model.tokens import count_tokens  # loads the tokenizer
 
-    read, text = usage["input_tokens"], "\n".join(str(m.content) for m in messages)
-    held = count_tokens(text)
+    read, held = usage["input_tokens"], count_tokens(prompt_text(messages))
     if read < MIN_SHARE * held:
         raise ContextLengthError(
             f"{model} at {mask_secrets(base)} read {read:,} tokens of a prompt of {held:,}: the "

@@ -102,7 +102,8 @@ class OpenAIChat:
         self._client_ready = client_ready
         # One client per (model, endpoint, timeout): a run's budget or limits must not make a
         # new client that outlives the run.
-        self._models: dict[tuple[str, str, float] | tuple[str, str, float, str], ChatOpenAI] = {}
+        self._models: dict[tuple[str, str, float], ChatOpenAI] = {}
+        self._unstreamed_models: dict[tuple[str, str, float], ChatOpenAI] = {}  # copies of those
         self._runnables: dict[tuple[int, type, Method], Any] = {}  # (id of a model above, ...)
         self._rejected: set[tuple[tuple[str, str], Method]] = set()  # (endpoint, model), method
 
@@ -150,11 +151,11 @@ class OpenAIChat:
         keeps the chunks out of the stream); a JSON answer is of no use token by token, and a
         streamed one comes without usage from most servers.
         """
-        client = (spec.model, spec.base_url, spec.timeout_s, "unstreamed")
-        if client not in self._models:
-            model = self._model(spec)
-            self._models[client] = model.model_copy(update={"disable_streaming": True})
-        return self._models[client]
+        client = (spec.model, spec.base_url, spec.timeout_s)
+        if client not in self._unstreamed_models:
+            model = self._model(spec).model_copy(update={"disable_streaming": True})
+            self._unstreamed_models[client] = model
+        return self._unstreamed_models[client]
 
     def _runnable(
         self,

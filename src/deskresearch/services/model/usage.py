@@ -22,6 +22,11 @@ def usage_of(message: Any, *, stage: Stage, model: str) -> Usage:
     )
 
 
+def prompt_text(messages: Sequence[BaseMessage]) -> str:
+    """A prompt's text as it is counted: the messages' contents, one after another."""
+    return "\n".join(str(m.content) for m in messages)
+
+
 def counted(messages: Sequence[BaseMessage], answer: str, usage: Usage) -> Usage:
     """``usage`` with our tokenizer's count of the prompt and the answer, for a server's silence.
 
@@ -30,5 +35,5 @@ def counted(messages: Sequence[BaseMessage], answer: str, usage: Usage) -> Usage
     """
     from deskresearch.services.model.tokens import count_tokens  # loads the tokenizer
 
-    prompt = "\n".join(str(m.content) for m in messages)
+    prompt = prompt_text(messages)
     return usage | {"input_tokens": count_tokens(prompt), "output_tokens": count_tokens(answer)}
