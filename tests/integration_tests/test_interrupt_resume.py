@@ -12,6 +12,7 @@ resume took the run for finished.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import re
@@ -112,6 +113,14 @@ def test_ctrl_c_after_a_stage_then_resume_finishes_the_same_report(
         assert "already finished" in resumed.stderr and str(reports[0].name) in resumed.stderr
 
 
+# A cancel that lands while httpcore closes the connections it took out of its pool can leave
+# one unclosed (its shield is anyio's and does not hold off asyncio's own cancel): the socket
+# is closed when collected, with a ResourceWarning. Each step collects its own here, so the
+# warning is this test's and never lands in whichever test runs at the next collection.
+@pytest.mark.filterwarnings(
+    r"ignore:Exception ignored in. <(socket\.socket|function _SelectorTransport\.__del__)"
+    ":pytest.PytestUnraisableExceptionWarning"
+)
 @pytest.mark.anyio
 async def test_a_cancel_after_each_step_then_resume_finishes_the_same_report(
     reference: set[str],
@@ -126,11 +135,15 @@ async def test_a_cancel_after_each_step_then_resume_finishes_the_same_report(
             finished = await _run_until(graph.astream({"topic": TOPIC}, config, context=ctx,
                                                       stream_mode="updates"), step)  # fmt: skip
             if finished:
+                del graph
+                gc.collect()
                 break  # the run has no step k: every boundary was tried
             out = await graph.ainvoke(None, config, context=ctx)
         assert out["status"] == "ok", (step, out.get("report", "")[:300])
         assert out["report"].strip() and re.search(r"\[\d+\]", out["report"])
         assert {path_of(s["url"]) for s in out["sources"]} == reference, step
+        del graph, out
+        gc.collect()  # this step's clients, and any connection a cancel left open
         step += 1
     assert step > 8, "the run has at least that many steps"
 
