@@ -92,3 +92,24 @@ def test_tavily_out_of_credits_leaves_every_search_to_the_engine_after_it(
         for p in passed
     )
     assert data["sources"] and web.usage_keys == ["tvly-spent"]
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+def test_tavily_low_on_credits_is_a_note_and_the_run_goes_on(
+    web: FakeWeb, tmp_path: Path, quiet: list[str]
+) -> None:
+    """5 credits left for up to 9 searches: said before the run, --quiet or not; no stop."""
+    web.key_credits = {"tvly-low": (995, 1000)}
+    env = {"TAVILY_API_KEY": "tvly-low", "DESKRESEARCH_TAVILY_BASE_URL": "http://api.tavily.com",
+           "TAVILY_HTTP_PROXY": web.base}  # fmt: skip
+    proc = cli(web, TOPIC, "-o", str(tmp_path), *quiet, "--search", "tavily,searxng",
+               "--searxng-url", web.base + "/searxng", "--progress", "plain", env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    [note] = [line for line in proc.stderr.splitlines() if line.startswith("deskresearch: note:")]
+    assert note == (
+        "deskresearch: note: the search engine tavily at http://api.tavily.com has 5 credits left "
+        "(this key: 995 of 1,000 used); this run makes up to 9 searches, and those past its "
+        "credits go to searxng. Add credits at app.tavily.com, or name another engine with "
+        "--search"
+    )
+    assert validate(tmp_path / "ev-battery-recycling.json")["status"] == "ok"

@@ -82,3 +82,31 @@ async def test_a_run_from_the_page_is_cancelled_resumed_listed_and_deleted(
             gone = await session.delete(plan.thread)
             assert sorted(gone) == sorted(str(f) for f in outcome.files)
             assert not any(f.exists() for f in outcome.files) and await session.runs() == []
+
+
+async def test_the_pre_flight_s_notice_is_the_run_s_first_event_after_its_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tavily's own API (the loopback as its proxy) shows 3 credits left for 6 searches."""
+    with serve(FakeWeb(key_credits={"tvly-low": (997, 1000)})) as web:
+        env = loopback_env(web, TAVILY_API_KEY="tvly-low", TAVILY_HTTP_PROXY=web.base,
+                           DESKRESEARCH_TAVILY_BASE_URL="http://api.tavily.com")  # fmt: skip
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        settings = gather(page_sources({"max_rounds": 1}))
+        llm = services_for(web)["llm"]  # the searches: the real chain, through that proxy
+        session = Session(entry=PAGE, store=Given(str(tmp_path / "runs.sqlite"), "the page", ""),
+                          services={"llm": llm})  # fmt: skip
+        async with session:
+            plan = await session.start("EV battery recycling", settings)
+            events: list[dict[str, Any]] = []
+            outcome = await session.run(plan, on_event=events.append)
+    notice = (
+        "the search engine tavily at http://api.tavily.com has 3 credits left (this key: 997 of "
+        "1,000 used); this run makes up to 6 searches, and those past its credits fail (the run "
+        "goes on with what the others found). Add credits at app.tavily.com, or name another "
+        "engine with --search"
+    )
+    assert plan.notices == (notice,)
+    assert events[1] == {"stage": "preflight", "event": "notice", "message": notice}
+    assert outcome.values["status"] == "ok" and web.usage_keys == ["tvly-low"]

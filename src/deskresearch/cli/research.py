@@ -16,6 +16,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from deskresearch.cli.headstart import ENTRY, Prepared, sources_of
@@ -73,8 +74,8 @@ class Research:
         """Admit the run (a resume here), run it, say how it ended; the exit code."""
         async with self.session:
             if self.prepared is not None:
-                plan = self.prepared.plan
-                await asyncio.wrap_future(self.prepared.checked)  # the network pre-flight
+                notices = await asyncio.wrap_future(self.prepared.checked)  # network pre-flight
+                plan = replace(self.prepared.plan, notices=tuple(notices))
             else:
                 plan = await self.session.resume(self.thread, self.sources)
             if plan.finished:
@@ -94,6 +95,8 @@ class Research:
                 print(f"deskresearch: thread {self.thread} in {self.session.engine.where} "
                       f"(after a crash: {self.session.resume_command(self.thread)})",
                       file=sys.stderr)  # fmt: skip
+        elif event.get("stage") == "preflight":  # shown with --quiet too: it may cost the run
+            print(f"deskresearch: note: {event['message']}", file=sys.stderr)
         elif self.view is not None:
             self.view.event(event)
 

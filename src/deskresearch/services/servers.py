@@ -12,7 +12,8 @@ part, run first):
   rejected key would fail every search, or leave every search to the next engine without a
   word (a gateway at another URL is only asked whether it answers); and, when Tavily is the
   chain's only engine, that the same answer does not show its credits used up (every search
-  would fail);
+  would fail); when Tavily is the chain's first engine, fewer credits left than a new run's
+  searches is a notice, not a stop (the cache, or an engine after it, may cover them);
 - a PostgreSQL checkpoint database, and a Ray cluster's address.
 
 A refused connection fails in milliseconds instead of after the run's retries, and before a
@@ -26,7 +27,7 @@ import asyncio
 import contextlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,7 +36,7 @@ from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for, spli
 from deskresearch.errors import ConfigError, Unreachable, in_words
 from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.preflight import TIMEOUT_S, endpoints, origin_of, where_from
-from deskresearch.services.search.checks import credits_used_up
+from deskresearch.services.search.checks import credits_left, credits_used_up
 from deskresearch.services.storage.checkpoints import NO_POSTGRES, POSTGRES_SCHEMES
 
 _ROLES = ("summary_model", "report_model", "judge_model")
@@ -123,12 +124,14 @@ FALLBACK_TIMEOUT_S = 1.0  # a Tavily check another engine would cover holds the 
 async def _engine(
     name: str, url: str, setting: str, origins: Mapping[str, str], *, key: str | None = None,
     proxy: str | None = None, timeout: float = TIMEOUT_S, alone: bool = False,
-) -> None:  # fmt: skip
+    searches: int = 0, after: str = "",
+) -> str | None:  # fmt: skip
     """A search engine at ``url`` answers (any HTTP answer will do) and, given ``key``, takes it.
 
     The key goes to Tavily's ``GET /usage`` (free, no credit spent): a 401 there is the 401
     every search would get. ``alone``: no engine follows in the chain, so credits used up (a
-    432 or 433 on every search) stop the run here too.
+    432 or 433 on every search) stop the run here too. The same answer showing fewer credits
+    left than the run's ``searches`` is a notice (``after``: the engine the rest go to).
     """
     import httpx
 
@@ -152,6 +155,15 @@ async def _engine(
             f"the search engine {name} at {mask_secrets(url)} would refuse every search: "
             f"{spent}, or name another engine with --search (e.g. --search duckduckgo)"
         )
+    left = credits_left(body) if key and status == 200 and searches else None
+    if left is None or left[0] >= searches:
+        return None
+    rest = f"go to {after}" if after else "fail (the run goes on with what the others found)"
+    return (
+        f"the search engine {name} at {mask_secrets(url)} has {max(left[0], 0):,.0f} credits "
+        f"left ({left[1]}); this run makes up to {searches} searches, and those past its "
+        f"credits {rest}. Add credits at app.tavily.com, or name another engine with --search"
+    )
 
 
 def _tavily_check(url: str, environ: Mapping[str, str]) -> dict[str, Any]:
@@ -162,36 +174,49 @@ def _tavily_check(url: str, environ: Mapping[str, str]) -> dict[str, Any]:
     return {"key": key, "proxy": proxy or None}
 
 
+def searches_at_most(ctx: Context) -> int:
+    """The searches a run makes at most: its keywords, its plan's queries, each round's leads."""
+    return (
+        ctx.max_keywords + ctx.decomposition_nums + (ctx.max_rounds - 1) * ctx.followups_per_round
+    )
+
+
 async def _search_engines(
     ctx: Context, origins: Mapping[str, str], environ: Mapping[str, str], *, new: bool = True
-) -> None:
+) -> list[str]:
     """One of the chain's engines answers when all live at a URL; Tavily's key is taken.
 
     A key Tavily rejects fails the run even when an engine follows Tavily in the chain: that
-    engine would otherwise serve every search without a word about the key the user set.
+    engine would otherwise serve every search without a word about the key the user set. The
+    notices: Tavily's credits, when fewer are left than a new run's searches.
     """
     settings = ctx.search_settings()
     urls = {"tavily": (settings.tavily_base_url, "tavily_base_url"),
             "searxng": (settings.searxng_url, "searxng_url")}  # fmt: skip
     tavily = _tavily_check(settings.tavily_base_url, environ)
-    if not settings.backends or any(b not in urls for b in settings.backends):
+    chain = settings.backends
+    if "tavily" in chain:  # a resumed run may need no more search; a first engine, every one
+        first = new and chain[0] == "tavily"
+        tavily |= {"alone": first and len(chain) == 1, "after": " then ".join(chain[1:]),
+                   "searches": searches_at_most(ctx) if first else 0}  # fmt: skip
+    if not chain or any(b not in urls for b in chain):
         # The chain's fallback covers a Tavily that does not answer; not a key it rejects.
-        if "tavily" in settings.backends and tavily["key"]:
+        if "tavily" in chain and tavily["key"]:
             with contextlib.suppress(Unreachable):
-                await _engine("tavily", *urls["tavily"], origins, **tavily,
-                              timeout=FALLBACK_TIMEOUT_S)  # fmt: skip
-        return
-    alone = new and settings.backends == ("tavily",)  # a resumed run may need no more search
+                notice = await _engine("tavily", *urls["tavily"], origins,
+                                       **tavily | {"timeout": FALLBACK_TIMEOUT_S})  # fmt: skip
+                return [notice] if notice else []
+        return []
     results = await asyncio.gather(
-        *(_engine(b, *urls[b], origins, **(tavily | {"alone": alone} if b == "tavily" else {}))
-          for b in settings.backends),
+        *(_engine(b, *urls[b], origins, **(tavily if b == "tavily" else {})) for b in chain),
         return_exceptions=True,
-    )  # fmt: skip
+    )
     failed = [r for r in results if isinstance(r, BaseException)]
     if rejected := [r for r in failed if isinstance(r, ConfigError)]:
         raise rejected[0]
     if len(failed) == len(results):
         raise failed[0]
+    return [r for r in results if isinstance(r, str)]
 
 
 async def _postgres(url: str, origins: Mapping[str, str]) -> None:
@@ -231,8 +256,10 @@ async def check_network(
     environ: Mapping[str, str] | None = None,
     providers: bool = True,
     new: bool = True,
-) -> None:
+) -> list[str]:
     """Check that the servers the run needs answer: one quick request each, at the same time.
+
+    Returns the notices: what may go wrong yet does not stop the run (Tavily's credits).
 
     ``providers``: False to check only the checkpoint database (the model and search servers
     are another machine's: a Ray node's, a LangGraph server's). ``new``: False for a resumed
@@ -244,7 +271,7 @@ async def check_network(
     """
     origins = origins or {}
     env = os.environ if environ is None else environ
-    checks = []
+    checks: list[Coroutine[Any, Any, Any]] = []
     if providers:
         for base, (setting, key) in endpoints(ctx, env).items():
             checks.append(_model_endpoint(base, setting, key, _models(ctx, base, env), origins))
@@ -255,6 +282,7 @@ async def check_network(
     for result in results:
         if isinstance(result, BaseException):
             raise result
+    return [notice for result in results if isinstance(result, list) for notice in result]
 
 
 def check_ray_address(address: str) -> None:

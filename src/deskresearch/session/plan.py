@@ -55,6 +55,7 @@ class Plan:
     settings: Settings
     saved: dict[str, Any] | None = None  # a resumed run's state (None: a new run)
     answer: Any = None  # a review answer read in the pre-flight (None: ask the reviewer)
+    notices: tuple[str, ...] = ()  # what the network pre-flight found that does not stop it
 
     @property
     def resumed(self) -> bool:
@@ -133,15 +134,16 @@ def prepare(
 async def reach(
     ctx: Context, settings: Settings, *, entry: Entry, environ: Mapping[str, str] | None = None,
     new: bool = True,
-) -> None:  # fmt: skip
+) -> list[str]:  # fmt: skip
     """The network pre-flight: each server the run needs answers (one quick request each).
 
-    ``new``: False for a resumed run (see ``check_network``).
+    ``new``: False for a resumed run (see ``check_network``). Returns its notices.
 
     Raises:
         Unreachable: a server does not answer.
         ConfigError: a server answered that a key or a model is wrong.
     """
-    await check_network(ctx, checkpoints=place(settings, "checkpoints"), origins=origins(settings),
-                        environ=os.environ if environ is None else environ,
-                        providers=entry.providers, new=new)  # fmt: skip
+    return await check_network(
+        ctx, checkpoints=place(settings, "checkpoints"), origins=origins(settings),
+        environ=os.environ if environ is None else environ, providers=entry.providers, new=new,
+    )  # fmt: skip

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -133,8 +133,7 @@ class Session:
                            store_open=self.engine_open)  # fmt: skip
 
         plan = await asyncio.to_thread(admitted)  # files are read: off the event loop
-        await self._reach(plan)
-        return plan
+        return replace(plan, notices=await self._reach(plan))
 
     async def _saved(
         self, thread: str | None, settings: Settings | Sources, *, must_exist: bool = False
@@ -166,17 +165,21 @@ class Session:
         """The local store is open (a run, or a listing, of this session opened it)."""
         return isinstance(self.engine, LocalGraph) and self.engine.opened
 
-    async def _reach(self, plan: Plan) -> None:
+    async def _reach(self, plan: Plan) -> tuple[str, ...]:
+        """The network pre-flight (once per set of servers with ``check_once``); its notices."""
         ctx = plan.context
         key = (plan.settings.get("checkpoints"), ctx.base_url, ctx.summary_model,
                ctx.report_model, ctx.judge_model, ctx.search, ctx.searxng_url,
                ctx.tavily_base_url, plan.resumed)  # fmt: skip
         if self._reached is not None and key in self._reached:
-            return
+            return ()  # said to the session's first run
+        notices: tuple[str, ...] = ()
         if not plan.finished:
-            await reach(plan.context, plan.settings, entry=self.entry, new=not plan.resumed)
+            notices = tuple(await reach(plan.context, plan.settings, entry=self.entry,
+                                        new=not plan.resumed))  # fmt: skip
         if self._reached is not None:
             self._reached.add(key)
+        return notices
 
     # ---- running it -------------------------------------------------------------------------
 
@@ -210,6 +213,10 @@ class Session:
         started = datetime.now().astimezone()
         started_event = {"stage": STAGE, "event": "started", "thread_id": plan.thread}
         await _emit(on_event, started_event | ({"resumed": True} if plan.resumed else {}))
+        for notice in plan.notices:  # the pre-flight's: shown where the run's progress is
+            event = {"stage": "preflight", "event": "notice", "message": notice}
+            tracker.custom(event)
+            await _emit(on_event, event)
         command, final = plan.graph_input(), {}
         while True:
             async for mode, chunk in self.engine.stream(plan, command, config):

@@ -23,13 +23,14 @@ TAVILY = "http://api.tavily.com"  # Tavily's own API, reached through the loopba
 
 def check(
     web: FakeWeb, search: str, key: str, tavily_url: str = TAVILY, model: str = "gpt-4o-mini",
-    proxy: str | None = None,
-) -> None:  # fmt: skip
+    proxy: str | None = None, new: bool = True,
+) -> list[str]:  # fmt: skip
+    """The network pre-flight of a run with these settings; its notices."""
     ctx = Context(search=search, tavily_base_url=tavily_url, summary_model=model,
-                  report_model=model, judge_model="")  # fmt: skip
+                  report_model=model, judge_model="", searxng_url=web.base + "/searxng")  # fmt: skip
     env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1",
            "TAVILY_API_KEY": key, "TAVILY_HTTP_PROXY": proxy or web.base}  # fmt: skip
-    asyncio.run(check_network(ctx, checkpoints=None, environ=env))
+    return asyncio.run(check_network(ctx, checkpoints=None, environ=env, new=new))
 
 
 @pytest.mark.parametrize("search", ["tavily", "tavily,duckduckgo", "tavily,searxng"])
@@ -106,20 +107,46 @@ def test_credits_used_up_stop_a_chain_of_tavily_alone_before_any_search() -> Non
 def test_credits_used_up_leave_the_searches_to_the_engine_after_tavily(search: str) -> None:
     """The chain's next engine serves every search (each one's provenance says why)."""
     with serve(FakeWeb(spent_keys={"tvly-spent"})) as web:
-        ctx = Context(search=search, tavily_base_url=TAVILY, searxng_url=web.base + "/searxng",
-                      summary_model="gpt-4o-mini", report_model="gpt-4o-mini", judge_model="")  # fmt: skip
-        env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1",
-               "TAVILY_API_KEY": "tvly-spent", "TAVILY_HTTP_PROXY": web.base}  # fmt: skip
-        asyncio.run(check_network(ctx, checkpoints=None, environ=env))
+        notices = check(web, search, "tvly-spent")
+    assert notices == [
+        f"the search engine tavily at {TAVILY} has 0 credits left (this key: 1,000 of 1,000 used); "
+        f"this run makes up to 9 searches, and those past its credits go to {search[7:]}. Add "
+        "credits at app.tavily.com, or name another engine with --search"
+    ]
     assert web.usage_keys == ["tvly-spent"]
 
 
 def test_a_resumed_run_is_not_stopped_by_credits_it_may_not_need() -> None:
     """Interrupted while summarising, say, it needs no more search."""
     with serve(FakeWeb(spent_keys={"tvly-spent"})) as web:
-        ctx = Context(search="tavily", tavily_base_url=TAVILY, summary_model="gpt-4o-mini",
-                      report_model="gpt-4o-mini", judge_model="")  # fmt: skip
-        env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1",
-               "TAVILY_API_KEY": "tvly-spent", "TAVILY_HTTP_PROXY": web.base}  # fmt: skip
-        asyncio.run(check_network(ctx, checkpoints=None, environ=env, new=False))
+        assert check(web, "tavily", "tvly-spent", new=False) == [], "nor told of them"
     assert web.usage_keys == ["tvly-spent"], "the key is still checked"
+
+
+def test_fewer_credits_left_than_the_run_s_searches_is_a_notice_not_a_stop() -> None:
+    """2 keywords + 4 queries + 3 leads in the second round: 9 searches; 5 credits left."""
+    with serve(FakeWeb(key_credits={"tvly-low": (995, 1000)})) as web:
+        notices = check(web, "tavily", "tvly-low")
+    assert notices == [
+        f"the search engine tavily at {TAVILY} has 5 credits left (this key: 995 of 1,000 used); "
+        "this run makes up to 9 searches, and those past its credits fail (the run goes on with "
+        "what the others found). Add credits at app.tavily.com, or name another engine with "
+        "--search"
+    ]
+    assert web.searches == [], "no credit spent on the check"
+
+
+@pytest.mark.parametrize(
+    ("search", "credits"),
+    [
+        ("tavily", (991, 1000)),  # 9 left: enough for every search of the run
+        ("tavily,searxng", (12, None)),  # no limit on the key
+        ("duckduckgo,tavily", (995, 1000)),  # Tavily only serves what DuckDuckGo does not
+    ],
+)
+def test_no_notice_where_the_credits_cover_the_run_or_tavily_comes_second(
+    search: str, credits: tuple[int, int]
+) -> None:
+    with serve(FakeWeb(key_credits={"tvly-key": credits})) as web:
+        assert check(web, search, "tvly-key") == []
+    assert web.usage_keys == ["tvly-key"]

@@ -81,3 +81,30 @@ def credits_used_up(usage: Any) -> str | None:
                     f"pay-as-you-go: {paygo:,.0f} of {paygo_limit:,.0f}). Add credits at "
                     "app.tavily.com")  # fmt: skip
     return None
+
+
+def credits_left(usage: Any) -> tuple[float, str] | None:
+    """The fewest credits Tavily's ``GET /usage`` answer states are left, and its figures; or None.
+
+    The key's own limit, and the account's plan (with its pay-as-you-go allowance when one is
+    stated): a limit that is missing, null or 0 states nothing.
+    """
+    found: list[tuple[float, str]] = []
+    key = usage.get("key") if isinstance(usage, dict) else None
+    if isinstance(key, dict):
+        used, limit = _count(key.get("usage")), _count(key.get("limit"))
+        if used is not None and limit:
+            found.append((limit - used, f"this key: {used:,.0f} of {limit:,.0f} used"))
+    account = usage.get("account") if isinstance(usage, dict) else None
+    if isinstance(account, dict):
+        plan, plan_limit = _count(account.get("plan_usage")), _count(account.get("plan_limit"))
+        paygo, paygo_limit = _count(account.get("paygo_usage")), _count(account.get("paygo_limit"))
+        if plan is not None and plan_limit:
+            left, figures = plan_limit - plan, f"plan: {plan:,.0f} of {plan_limit:,.0f} used"
+            if paygo is not None and paygo_limit:
+                left += max(paygo_limit - paygo, 0)
+                figures += f", pay-as-you-go: {paygo:,.0f} of {paygo_limit:,.0f}"
+            else:
+                figures += ", no pay-as-you-go limit stated"
+            found.append((left, figures))
+    return min(found, key=lambda f: f[0]) if found else None

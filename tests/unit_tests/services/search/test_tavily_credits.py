@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from deskresearch.services.search.checks import credits_used_up
+from deskresearch.services.search.checks import credits_left, credits_used_up
 
 ACCOUNT = {"current_plan": "Researcher", "plan_usage": 1000, "plan_limit": 1000}
 
@@ -44,3 +44,32 @@ def test_a_limit_reached_is_named_with_its_numbers(usage: dict[str, Any], why: s
 )
 def test_anything_less_certain_never_stops_a_run(usage: Any) -> None:
     assert credits_used_up(usage) is None
+
+
+@pytest.mark.parametrize(
+    ("usage", "left"),
+    [
+        ({"key": {"usage": 995, "limit": 1000}}, (5, "this key: 995 of 1,000 used")),
+        ({"account": ACCOUNT | {"plan_usage": 990, "paygo_usage": 5, "paygo_limit": 20}},
+         (25, "plan: 990 of 1,000 used, pay-as-you-go: 5 of 20")),
+        ({"account": ACCOUNT | {"plan_usage": 997, "paygo_limit": None}},  # the free plan
+         (3, "plan: 997 of 1,000 used, no pay-as-you-go limit stated")),
+        ({"key": {"usage": 10, "limit": 100},  # the fewer of the key's and the account's
+          "account": ACCOUNT | {"plan_usage": 996}},
+         (4, "plan: 996 of 1,000 used, no pay-as-you-go limit stated")),
+        ({"key": {"usage": 1003, "limit": 1000}}, (-3, "this key: 1,003 of 1,000 used")),
+    ],
+)  # fmt: skip
+def test_the_credits_left_are_the_fewest_the_answer_states(
+    usage: dict[str, Any], left: tuple[float, str]
+) -> None:
+    assert credits_left(usage) == left
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [{"key": {"usage": 12, "limit": None}}, {"key": {"usage": 3, "limit": 0}},
+     {"account": {"plan_usage": 5, "plan_limit": 0}}, {"key": "x"}, None],
+)  # fmt: skip
+def test_no_limit_stated_no_credits_left_known(usage: Any) -> None:
+    assert credits_left(usage) is None
