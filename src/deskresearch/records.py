@@ -90,6 +90,14 @@ class Usage(TypedDict):
     output_tokens: int
     calls: int  # calls sent to the model
     cached_calls: NotRequired[int]  # calls answered from the cache (no tokens spent)
+    counted_calls: NotRequired[int]  # calls the server reported no usage for: our o200k count
+
+
+# Usage's optional counts: present when not 0, summed where rows are.
+MARKED_CALLS: tuple[Literal["cached_calls", "counted_calls"], ...] = (
+    "cached_calls",
+    "counted_calls",
+)
 
 
 class Fact(TypedDict):

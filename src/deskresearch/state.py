@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from deskresearch.records import (
+    MARKED_CALLS,
     Change,
     Citation,
     Decider,
@@ -43,8 +44,9 @@ def merge_usage(left: list[Usage], right: list[Usage]) -> list[Usage]:
             row["input_tokens"] += u["input_tokens"]
             row["output_tokens"] += u["output_tokens"]
             row["calls"] += u["calls"]
-            if u.get("cached_calls"):
-                row["cached_calls"] = row.get("cached_calls", 0) + u["cached_calls"]
+            for marked in MARKED_CALLS:
+                if u.get(marked):
+                    row[marked] = row.get(marked, 0) + u[marked]
         else:
             merged[key] = Usage(**u)
     return list(merged.values())

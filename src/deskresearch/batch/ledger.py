@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from deskresearch.records import Stage, Usage
+from deskresearch.records import MARKED_CALLS, Stage, Usage
 from deskresearch.runscope import CallListener
 from deskresearch.state import merge_usage
 
@@ -124,6 +124,7 @@ def at_least(usage: Sequence[Usage], floor: Sequence[Usage]) -> list[Usage]:
         row["input_tokens"] = max(row["input_tokens"], f["input_tokens"])
         row["output_tokens"] = max(row["output_tokens"], f["output_tokens"])
         row["calls"] = max(row["calls"], f["calls"])
-        if cached := max(row.get("cached_calls", 0), f.get("cached_calls", 0)):
-            row["cached_calls"] = cached
+        for key in MARKED_CALLS:
+            if most := max(row.get(key, 0), f.get(key, 0)):
+                row[key] = most
     return list(rows.values())

@@ -44,13 +44,18 @@ def endpoint_of(spec: ModelSpec, environ: Mapping[str, str] | None = None) -> st
 
 
 def totals(usage: Sequence[Usage]) -> dict[str, Any]:
-    """A run's tokens, calls, cached calls and estimated cost (None when a model is unpriced)."""
+    """A run's tokens, calls, cached calls and estimated cost (None when a model is unpriced).
+
+    ``counted_calls`` only when some call's tokens are our count (its server reported none).
+    """
     usd, unpriced = estimate(usage)
+    counted = sum(u.get("counted_calls", 0) for u in usage)
     return {
         "input_tokens": sum(u["input_tokens"] for u in usage),
         "output_tokens": sum(u["output_tokens"] for u in usage),
         "calls": sum(u["calls"] for u in usage),
         "cached_calls": sum(u.get("cached_calls", 0) for u in usage),
+        **({"counted_calls": counted} if counted else {}),
         "estimated_cost_usd": None if unpriced else round(usd, 6),
     }
 
@@ -73,6 +78,8 @@ def _stages(usage: list[Usage], clocks: Mapping[str, StageClock]) -> list[dict[s
         )
         for key in ("input_tokens", "output_tokens", "calls", "cached_calls"):
             row[key] = row.get(key, 0) + u.get(key, 0)
+        if u.get("counted_calls"):
+            row["counted_calls"] = row.get("counted_calls", 0) + u["counted_calls"]
     for row in rows.values():
         for key in ("input_tokens", "output_tokens", "calls", "cached_calls"):
             row.setdefault(key, 0)

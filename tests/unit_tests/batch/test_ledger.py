@@ -1,6 +1,7 @@
 """Batch accounting: calls, tokens and cost over every attempt at a topic, a lost one's included."""
 
 import json
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +112,17 @@ def test_cost_is_filled_in_the_summary_files_and_empty_only_without_a_price(
     assert rows[1]["cost_usd"] is None and rows[1]["model_calls"] == 1  # a failure's calls count
     csv_text = (tmp_path / "batch.csv").read_text("utf-8")
     assert f",{estimate(priced)[0]}," in csv_text
+
+
+def test_cached_and_counted_calls_are_summed_per_row_and_kept_as_floors() -> None:
+    from deskresearch.state import merge_usage
+
+    def row(calls: int, **marked: int) -> Usage:
+        base = Usage(stage="write_section", model="m", input_tokens=10 * calls,
+                     output_tokens=calls, calls=calls)  # fmt: skip
+        return typing.cast(Usage, base | marked)
+
+    [merged] = merge_usage([row(1, counted_calls=1)], [row(2, counted_calls=2, cached_calls=1)])
+    assert (merged["calls"], merged.get("counted_calls"), merged.get("cached_calls")) == (3, 3, 1)
+    [floor] = at_least([row(1)], [row(2, counted_calls=2)])
+    assert (floor["calls"], floor.get("counted_calls"), "cached_calls" in floor) == (2, 2, False)

@@ -93,6 +93,25 @@ def test_a_document_has_versions_timings_tokens_and_masked_endpoints() -> None:
     assert stopped["budget_stopped"] is True
 
 
+def test_calls_counted_by_us_are_marked_in_the_usage_the_stages_and_the_totals() -> None:
+    """A server silent about a stream's usage: those calls' tokens are our count, and say so."""
+    counted = {"stage": "write_section", "model": "gpt-4o", "input_tokens": 600,
+               "output_tokens": 80, "calls": 2, "counted_calls": 2}  # fmt: skip
+    start = datetime(2026, 1, 1).astimezone()
+    doc = document({**_result(), "usage": [*_result()["usage"], counted]}, ctx=Context(),
+                   thread_id="a", clocks={}, started=start, finished=start, resumed=False,
+                   files={"json": "t.json"})  # fmt: skip
+    validator().validate(doc)
+    assert doc["totals"]["counted_calls"] == 2 and doc["totals"]["calls"] == 3
+    by_stage = {s["stage"]: s.get("counted_calls") for s in doc["stages"]}
+    assert by_stage == {"write_section": 2, "write_report": None}
+    plain = document(_result(), ctx=Context(), thread_id="a", clocks={}, started=start,
+                     finished=start, resumed=False, files={"json": "t.json"})  # fmt: skip
+    assert "counted_calls" not in plain["totals"], "only when some call was counted"
+    invalid = {**doc, "totals": {**doc["totals"], "counted_calls": 0}}
+    assert not validator().is_valid(invalid), "present means at least one"
+
+
 def test_citations_are_an_optional_documented_key() -> None:
     cited = {"sentence": "Batteries are shredded [1].", "sources": [1], "verdict": "supported",
              "quote": "shredded", "decided_by": "lexical"}  # fmt: skip

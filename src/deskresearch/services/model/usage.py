@@ -31,9 +31,11 @@ def counted(messages: Sequence[BaseMessage], answer: str, usage: Usage) -> Usage
     """``usage`` with our tokenizer's count of the prompt and the answer, for a server's silence.
 
     A call streamed through LangGraph's ``messages`` mode gets no usage from a server not asked
-    for it (or not able): counted here, budgets and the per-stage figures still hold.
+    for it (or not able): counted here, budgets and the per-stage figures still hold. The call
+    is marked (``counted_calls``): another model's tokenizer counts a few percent otherwise.
     """
     from deskresearch.services.model.tokens import count_tokens  # loads the tokenizer
 
     prompt = prompt_text(messages)
-    return usage | {"input_tokens": count_tokens(prompt), "output_tokens": count_tokens(answer)}
+    return usage | {"input_tokens": count_tokens(prompt), "output_tokens": count_tokens(answer),
+                    "counted_calls": usage["calls"]}  # fmt: skip

@@ -136,6 +136,7 @@ async def test_a_streamed_text_call_counts_the_tokens_a_server_did_not_report() 
         count_tokens(prompt),
         count_tokens(reply.value),
     ) and reply.usage["output_tokens"] > 0
+    assert reply.usage.get("counted_calls") == 1, "marked: our count, not the server's"
 
 
 @pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode"])
@@ -168,6 +169,7 @@ async def test_a_structured_call_is_never_streamed_and_keeps_the_server_s_usage(
         reply.value.keywords
         and reply.usage["input_tokens"] > 0
         and reply.usage["output_tokens"] > 0
+        and "counted_calls" not in reply.usage
     )
 
 
