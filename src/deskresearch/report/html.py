@@ -117,28 +117,40 @@ def references_html(sources: Sequence[Mapping[str, Any]]) -> str:
     return f'<section id="references"><h2>References</h2><ol class="refs">{"".join(items)}</ol></section>'
 
 
-def _num(n: int) -> str:
-    return f'<td class="n">{n:,}</td>'
+def _num(n: int, about: bool = False) -> str:
+    return f'<td class="n">{"≈ " if about else ""}{n:,}</td>'
 
 
 def usage_html(usage: Sequence[Mapping[str, Any]]) -> str:
-    """Calls and tokens per stage and model, with a total row."""
+    """Calls and tokens per stage and model, with a total row; ≈ on tokens we counted ourselves."""
     if not usage:
         return "<p>No model calls were made.</p>"
     keys = ("calls", "cached_calls", "input_tokens", "output_tokens")
+    counted = sum(int(u.get("counted_calls") or 0) for u in usage)
+
+    def cells(row: Mapping[str, Any], about: bool) -> str:
+        return "".join(_num(int(row.get(k) or 0), about and k.endswith("tokens")) for k in keys)
+
     rows = "".join(
         f"<tr><td>{escape(str(u.get('stage', '')))}</td><td>{escape(str(u.get('model', '')))}</td>"
-        + "".join(_num(int(u.get(k) or 0)) for k in keys)
+        + cells(u, bool(u.get("counted_calls")))
         + "</tr>"
         for u in usage
     )
-    total = "".join(_num(sum(int(u.get(k) or 0) for u in usage)) for k in keys)
+    total = cells({k: sum(int(u.get(k) or 0) for u in usage) for k in keys}, bool(counted))
     head = "".join(
         f'<th class="n">{h}</th>' for h in ("calls", "from cache", "input tokens", "output tokens")
+    )
+    note = (
+        f"<p>≈: the server reported no token usage for {counted} of these calls (a streamed "
+        "answer); their tokens were counted here with o200k.</p>"
+        if counted
+        else ""
     )
     return (
         f'<table class="usage"><thead><tr><th>stage</th><th>model</th>{head}</tr></thead>'
         f'<tbody>{rows}</tbody><tfoot><tr><td colspan="2">total</td>{total}</tr></tfoot></table>'
+        + note
     )
 
 
