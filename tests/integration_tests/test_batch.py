@@ -214,3 +214,24 @@ def test_ray_refuses_checkpoints_other_nodes_cannot_reach(tmp_path: Path) -> Non
     assert proc.returncode == 3
     assert "--ray needs checkpoints every node reaches" in proc.stderr
     assert "postgresql://" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_tavily_low_on_credits_is_said_once_for_the_whole_batch(
+    web: FakeWeb, tmp_path: Path
+) -> None:
+    """2 keywords + 2 queries + 3 leads, and a line of one round (no leads): 7 + 4 searches, 10
+    credits left. Said once (--quiet too), before the topics run."""
+    web.key_credits = {"tvly-low": (990, 1000)}
+    file = write_topics(tmp_path / "topics.txt", [TOPICS[0], '{"topic": "Urban beekeeping", '
+                                                  '"max_rounds": 1}'])  # fmt: skip
+    env = env_for(web, tmp_path, TAVILY_API_KEY="tvly-low", TAVILY_HTTP_PROXY=web.base,
+                  DESKRESEARCH_TAVILY_BASE_URL="http://api.tavily.com")  # fmt: skip
+    proc = batch(env, str(file), "-o", str(tmp_path / "out"), "-q")
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if "note:" in line]
+    assert notes == [
+        "deskresearch: note: the search engine tavily at http://api.tavily.com has 10 credits "
+        "left (this key: 990 of 1,000 used); this batch makes up to 11 searches, and those past "
+        "its credits fail (the run goes on with what the others found). Add credits at "
+        "app.tavily.com, or name another engine with --search"
+    ]

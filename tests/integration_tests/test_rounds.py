@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from deskresearch.services.servers import searches_at_most
 from tests.support.fake_model import stage_of
 from tests.support.loopback import FakeWeb, serve
 from tests.support.multihop import Case, case, hop_web, overlap
@@ -98,6 +99,9 @@ async def test_a_three_hop_question_needs_three_rounds() -> None:
     ]  # fmt: skip
     assert "could not establish" not in three["report"]
     assert max(web.fetches.values()) == 1
+    # The pre-flight holds Tavily's credits against a run's searches at most: never fewer.
+    ctx = context_for(web, max_rounds=3)
+    assert ctx.max_keywords + ctx.decomposition_nums < len(web.searches) <= searches_at_most(ctx)
 
 
 async def test_a_report_in_french_closes_with_its_open_gaps_in_french() -> None:

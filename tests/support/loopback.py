@@ -183,6 +183,7 @@ class FakeWeb:
     rejected_keys: set[str] = field(default_factory=set)  # Tavily keys answered 401
     spent_keys: set[str] = field(default_factory=set)  # Tavily keys at their limit (432 a search)
     key_credits: dict[str, tuple[int, int]] = field(default_factory=dict)  # key: (used, limit)
+    key_usage: dict[str, dict[str, Any]] = field(default_factory=dict)  # key: its /usage answer
     usage_keys: list[str] = field(default_factory=list)  # the key of each GET /usage
     # What GET /v1/models lists, as a real server does (the fake answers to any name).
     served_models: tuple[str, ...] = ("gpt-4o-mini", "gpt-4o")
@@ -398,6 +399,8 @@ class _Handler(BaseHTTPRequestHandler):
             if key in self.web.key_credits:
                 used, limit = self.web.key_credits[key]
                 return self._json(200, {"key": {"usage": used, "limit": limit}})
+            if key in self.web.key_usage:
+                return self._json(200, self.web.key_usage[key])
             return self._json(200, {"key": {"usage": len(self.web.searches), "limit": None}})
         if path == "/searxng/search":
             query = parse_qs(urlsplit(self.path).query).get("q", [""])[0]

@@ -93,8 +93,7 @@ class Board:
         """A progress event of a topic's run (the graph's custom stream)."""
         s = self._states[topic.thread_id]
         stage, what = event.get("stage"), event.get("event")
-        if stage == "preflight":  # the pre-flight's notice (the batch's first run's check)
-            self._line(f"line {topic.line}: note: {event.get('message')}")
+        if stage == "preflight":  # a run's own notice: the batch said its own, for all topics
             return
         s.stage = LABELS.get(str(stage), s.stage)
         if stage == "claim_pages" and "pages" in event:  # a query's pages, read at once

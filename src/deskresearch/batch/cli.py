@@ -18,7 +18,7 @@ from deskresearch.batch.runner import Job, build_job
 from deskresearch.batch.summary import CSV_NAME, JSON_NAME, BatchSummary, previous
 from deskresearch.batch.topics import BadLine, Topic, default_batch_id, read_batch
 from deskresearch.errors import ConfigError, Unreachable
-from deskresearch.services.servers import check_ray_address
+from deskresearch.services.servers import check_ray_address, searches_at_most
 from deskresearch.services.storage.checkpoints import CHECKPOINTS_ENV, default_location
 from deskresearch.session.options import (
     DEFAULT_OUTPUT,
@@ -212,12 +212,16 @@ def _run(
                         board=board, summary=summary, node=args.server or ""))  # fmt: skip
 
 
-def _preflight(args: argparse.Namespace, session: Session, sources: Sources, entry: Entry) -> None:
+def _preflight(
+    args: argparse.Namespace, session: Session, sources: Sources, entry: Entry
+) -> Callable[[list[Job]], list[str]]:
     """The pre-flight of a single run, once for the batch's own settings (session.plan).
 
     With --server the server's settings and endpoints are its own: the output folder here, and
     the server answers; with --ray the nodes' keys and endpoints are theirs: the folder, the
-    database, the cluster (each node checks its own when it runs a topic).
+    database, the cluster (each node checks its own when it runs a topic). Returns the network
+    part, run once the batch's topics are read (Tavily's credits are held against all their
+    searches): it returns its notices.
     """
     settings = gather(sources)
     ctx = admit(settings, entry=entry)
@@ -226,13 +230,18 @@ def _preflight(args: argparse.Namespace, session: Session, sources: Sources, ent
 
         assert isinstance(session.engine, ServerGraph)
         asyncio.run(session.engine.check())
-        return
+        return lambda jobs: []
     if args.ray:
         from deskresearch.batch.ray_driver import check_location
 
         check_ray_address(args.ray)
         check_location(settings["checkpoints"])
-    asyncio.run(reach(ctx, settings, entry=entry))
+
+    def network(jobs: list[Job]) -> list[str]:
+        searches = (sum(searches_at_most(job.context()) for job in jobs), "this batch")
+        return asyncio.run(reach(ctx, settings, entry=entry, searches=searches))
+
+    return network
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -248,12 +257,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Nobody answers a review in a batch; on Ray and on a server the providers are elsewhere.
     entry = Entry("deskresearch batch", providers=not (args.ray or args.server))
     say = (lambda text: None) if args.quiet else _say
-    try:  # a bad flag, variable, path or server is named once, before any line is read
+    try:  # a bad flag, variable or path is named once before any line is read; a server, before
+        # any topic runs
         session = _session(args, entry, sources)
-        _preflight(args, session, sources, entry)
+        network = _preflight(args, session, sources, entry)
         batch_id = args.batch_id or default_batch_id(args.file)
         topics, bad = read_batch(args.file, batch_id)
         jobs, invalid = _jobs(topics, sources, entry)
+        notices = network(jobs)
     except (ConfigError, Unreachable) as exc:
         return report(exc, debug=args.debug, prog="deskresearch batch")
     bad = sorted(bad + invalid, key=lambda b: b.line)
@@ -265,6 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(run the same command again to resume)")  # fmt: skip
     for b in bad:
         say(f"line {b.line} skipped: {b.error} ({b.text!r})")
+    for notice in notices:  # shown with --quiet too: it may cost the batch
+        _say(f"note: {notice}")
     mode = pick_mode(args.progress, args.quiet, sys.stderr)
     try:
         with Board([j.topic for j in jobs], mode) as board:

@@ -38,6 +38,7 @@ from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.preflight import TIMEOUT_S, endpoints, origin_of, where_from
 from deskresearch.services.search.checks import credits_left, credits_used_up
 from deskresearch.services.storage.checkpoints import NO_POSTGRES, POSTGRES_SCHEMES
+from deskresearch.text.plural import plural
 
 _ROLES = ("summary_model", "report_model", "judge_model")
 
@@ -124,14 +125,14 @@ FALLBACK_TIMEOUT_S = 1.0  # a Tavily check another engine would cover holds the 
 async def _engine(
     name: str, url: str, setting: str, origins: Mapping[str, str], *, key: str | None = None,
     proxy: str | None = None, timeout: float = TIMEOUT_S, alone: bool = False,
-    searches: int = 0, after: str = "",
+    searches: int = 0, what: str = "this run", after: str = "",
 ) -> str | None:  # fmt: skip
     """A search engine at ``url`` answers (any HTTP answer will do) and, given ``key``, takes it.
 
     The key goes to Tavily's ``GET /usage`` (free, no credit spent): a 401 there is the 401
     every search would get. ``alone``: no engine follows in the chain, so credits used up (a
     432 or 433 on every search) stop the run here too. The same answer showing fewer credits
-    left than the run's ``searches`` is a notice (``after``: the engine the rest go to).
+    left than ``what`` makes ``searches`` is a notice (``after``: the engine the rest go to).
     """
     import httpx
 
@@ -155,14 +156,17 @@ async def _engine(
             f"the search engine {name} at {mask_secrets(url)} would refuse every search: "
             f"{spent}, or name another engine with --search (e.g. --search duckduckgo)"
         )
-    left = credits_left(body) if key and status == 200 and searches else None
-    if left is None or left[0] >= searches:
+    credits = credits_left(body) if key and status == 200 and searches else None
+    if credits is None or credits.left >= searches:
         return None
+    left = int(max(credits.left, 0))
     rest = f"go to {after}" if after else "fail (the run goes on with what the others found)"
     return (
-        f"the search engine {name} at {mask_secrets(url)} has {max(left[0], 0):,.0f} credits "
-        f"left ({left[1]}); this run makes up to {searches} searches, and those past its "
-        f"credits {rest}. Add credits at app.tavily.com, or name another engine with --search"
+        f"the search engine {name} at {mask_secrets(url)} has "
+        f"{plural(left, 'credit') if left else 'no credits'} left ({credits.figures}); {what} "
+        f"makes up to {plural(searches, 'search', 'searches')}, and those past its credits "
+        f"{'' if credits.certain else 'may '}{rest}. Add credits at app.tavily.com, or name "
+        "another engine with --search"
     )
 
 
@@ -182,13 +186,15 @@ def searches_at_most(ctx: Context) -> int:
 
 
 async def _search_engines(
-    ctx: Context, origins: Mapping[str, str], environ: Mapping[str, str], *, new: bool = True
-) -> list[str]:
+    ctx: Context, origins: Mapping[str, str], environ: Mapping[str, str], *, new: bool = True,
+    searches: tuple[int, str] | None = None,
+) -> list[str]:  # fmt: skip
     """One of the chain's engines answers when all live at a URL; Tavily's key is taken.
 
     A key Tavily rejects fails the run even when an engine follows Tavily in the chain: that
     engine would otherwise serve every search without a word about the key the user set. The
-    notices: Tavily's credits, when fewer are left than a new run's searches.
+    notices: Tavily's credits, when fewer are left than ``searches`` (how many, for what: by
+    default a new run's at most).
     """
     settings = ctx.search_settings()
     urls = {"tavily": (settings.tavily_base_url, "tavily_base_url"),
@@ -197,8 +203,9 @@ async def _search_engines(
     chain = settings.backends
     if "tavily" in chain:  # a resumed run may need no more search; a first engine, every one
         first = new and chain[0] == "tavily"
+        count, what = searches or (searches_at_most(ctx), "this run")
         tavily |= {"alone": first and len(chain) == 1, "after": " then ".join(chain[1:]),
-                   "searches": searches_at_most(ctx) if first else 0}  # fmt: skip
+                   "searches": count if first else 0, "what": what}  # fmt: skip
     if not chain or any(b not in urls for b in chain):
         # The chain's fallback covers a Tavily that does not answer; not a key it rejects.
         if "tavily" in chain and tavily["key"]:
@@ -256,6 +263,7 @@ async def check_network(
     environ: Mapping[str, str] | None = None,
     providers: bool = True,
     new: bool = True,
+    searches: tuple[int, str] | None = None,
 ) -> list[str]:
     """Check that the servers the run needs answer: one quick request each, at the same time.
 
@@ -264,6 +272,8 @@ async def check_network(
     ``providers``: False to check only the checkpoint database (the model and search servers
     are another machine's: a Ray node's, a LangGraph server's). ``new``: False for a resumed
     run, which may need no more search: Tavily's credits are not held against it.
+    ``searches``: the searches Tavily's credits are held against, and whose (a batch's); by
+    default a new run's at most.
 
     Raises:
         Unreachable: a server does not answer (the first one found).
@@ -275,7 +285,7 @@ async def check_network(
     if providers:
         for base, (setting, key) in endpoints(ctx, env).items():
             checks.append(_model_endpoint(base, setting, key, _models(ctx, base, env), origins))
-        checks.append(_search_engines(ctx, origins, env, new=new))
+        checks.append(_search_engines(ctx, origins, env, new=new, searches=searches))
     if checkpoints and checkpoints.startswith(POSTGRES_SCHEMES):
         checks.append(_postgres(checkpoints, origins))
     results = await asyncio.gather(*checks, return_exceptions=True)

@@ -133,11 +133,12 @@ def prepare(
 
 async def reach(
     ctx: Context, settings: Settings, *, entry: Entry, environ: Mapping[str, str] | None = None,
-    new: bool = True,
+    new: bool = True, searches: tuple[int, str] | None = None,
 ) -> list[str]:  # fmt: skip
     """The network pre-flight: each server the run needs answers (one quick request each).
 
-    ``new``: False for a resumed run (see ``check_network``). Returns its notices.
+    ``new``: False for a resumed run; ``searches``: a batch's (see ``check_network``). Returns
+    its notices.
 
     Raises:
         Unreachable: a server does not answer.
@@ -146,4 +147,5 @@ async def reach(
     return await check_network(
         ctx, checkpoints=place(settings, "checkpoints"), origins=origins(settings),
         environ=os.environ if environ is None else environ, providers=entry.providers, new=new,
+        searches=searches,
     )  # fmt: skip

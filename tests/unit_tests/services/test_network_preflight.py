@@ -109,7 +109,7 @@ def test_credits_used_up_leave_the_searches_to_the_engine_after_tavily(search: s
     with serve(FakeWeb(spent_keys={"tvly-spent"})) as web:
         notices = check(web, search, "tvly-spent")
     assert notices == [
-        f"the search engine tavily at {TAVILY} has 0 credits left (this key: 1,000 of 1,000 used); "
+        f"the search engine tavily at {TAVILY} has no credits left (this key: 1,000 of 1,000 used); "
         f"this run makes up to 9 searches, and those past its credits go to {search[7:]}. Add "
         "credits at app.tavily.com, or name another engine with --search"
     ]
@@ -150,3 +150,20 @@ def test_no_notice_where_the_credits_cover_the_run_or_tavily_comes_second(
     with serve(FakeWeb(key_credits={"tvly-key": credits})) as web:
         assert check(web, search, "tvly-key") == []
     assert web.usage_keys == ["tvly-key"]
+
+
+def test_the_default_chain_s_notice_names_duckduckgo_and_an_unstated_cap_says_may(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """auto with a key: tavily,duckduckgo. A plan without a stated pay-as-you-go limit may bill
+    the searches past it rather than refuse them."""
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-free")  # what `auto` is resolved from
+    usage = {"account": {"plan_usage": 999, "plan_limit": 1000, "paygo_limit": None}}
+    with serve(FakeWeb(key_usage={"tvly-free": usage})) as web:
+        notices = check(web, "auto", "tvly-free")
+    assert notices == [
+        f"the search engine tavily at {TAVILY} has 1 credit left (plan: 999 of 1,000 used, no "
+        "pay-as-you-go limit stated); this run makes up to 9 searches, and those past its "
+        "credits may go to duckduckgo. Add credits at app.tavily.com, or name another engine "
+        "with --search"
+    ]

@@ -8,7 +8,7 @@ work spends nothing. Light on purpose: no search client is imported here.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from deskresearch.config.fields import BACKENDS
 from deskresearch.errors import ConfigError
@@ -83,28 +83,38 @@ def credits_used_up(usage: Any) -> str | None:
     return None
 
 
-def credits_left(usage: Any) -> tuple[float, str] | None:
-    """The fewest credits Tavily's ``GET /usage`` answer states are left, and its figures; or None.
+class Credits(NamedTuple):
+    """What Tavily's ``GET /usage`` answer states is left."""
+
+    left: float
+    figures: str  # the answer's own numbers, as a user reads them
+    certain: bool  # a stated limit: searches past it are refused (else they may be billed)
+
+
+def credits_left(usage: Any) -> Credits | None:
+    """The fewest credits Tavily's ``GET /usage`` answer states are left; or None.
 
     The key's own limit, and the account's plan (with its pay-as-you-go allowance when one is
-    stated): a limit that is missing, null or 0 states nothing.
+    stated): a limit that is missing, null or 0 states nothing. A plan whose pay-as-you-go limit
+    is not stated is not certain: Tavily's free plan has none, a paid one may have no cap.
     """
-    found: list[tuple[float, str]] = []
+    found: list[Credits] = []
     key = usage.get("key") if isinstance(usage, dict) else None
     if isinstance(key, dict):
         used, limit = _count(key.get("usage")), _count(key.get("limit"))
         if used is not None and limit:
-            found.append((limit - used, f"this key: {used:,.0f} of {limit:,.0f} used"))
+            found.append(Credits(limit - used, f"this key: {used:,.0f} of {limit:,.0f} used", True))
     account = usage.get("account") if isinstance(usage, dict) else None
     if isinstance(account, dict):
         plan, plan_limit = _count(account.get("plan_usage")), _count(account.get("plan_limit"))
         paygo, paygo_limit = _count(account.get("paygo_usage")), _count(account.get("paygo_limit"))
         if plan is not None and plan_limit:
-            left, figures = plan_limit - plan, f"plan: {plan:,.0f} of {plan_limit:,.0f} used"
+            figures = f"plan: {plan:,.0f} of {plan_limit:,.0f} used"
             if paygo is not None and paygo_limit:
-                left += max(paygo_limit - paygo, 0)
+                left = plan_limit - plan + max(paygo_limit - paygo, 0)
                 figures += f", pay-as-you-go: {paygo:,.0f} of {paygo_limit:,.0f}"
+                found.append(Credits(left, figures, True))
             else:
                 figures += ", no pay-as-you-go limit stated"
-            found.append((left, figures))
-    return min(found, key=lambda f: f[0]) if found else None
+                found.append(Credits(plan_limit - plan, figures, False))
+    return min(found, key=lambda c: (c.left, not c.certain)) if found else None

@@ -49,19 +49,19 @@ def test_anything_less_certain_never_stops_a_run(usage: Any) -> None:
 @pytest.mark.parametrize(
     ("usage", "left"),
     [
-        ({"key": {"usage": 995, "limit": 1000}}, (5, "this key: 995 of 1,000 used")),
+        ({"key": {"usage": 995, "limit": 1000}}, (5, "this key: 995 of 1,000 used", True)),
         ({"account": ACCOUNT | {"plan_usage": 990, "paygo_usage": 5, "paygo_limit": 20}},
-         (25, "plan: 990 of 1,000 used, pay-as-you-go: 5 of 20")),
+         (25, "plan: 990 of 1,000 used, pay-as-you-go: 5 of 20", True)),
         ({"account": ACCOUNT | {"plan_usage": 997, "paygo_limit": None}},  # the free plan
-         (3, "plan: 997 of 1,000 used, no pay-as-you-go limit stated")),
+         (3, "plan: 997 of 1,000 used, no pay-as-you-go limit stated", False)),
         ({"key": {"usage": 10, "limit": 100},  # the fewer of the key's and the account's
           "account": ACCOUNT | {"plan_usage": 996}},
-         (4, "plan: 996 of 1,000 used, no pay-as-you-go limit stated")),
-        ({"key": {"usage": 1003, "limit": 1000}}, (-3, "this key: 1,003 of 1,000 used")),
+         (4, "plan: 996 of 1,000 used, no pay-as-you-go limit stated", False)),
+        ({"key": {"usage": 1003, "limit": 1000}}, (-3, "this key: 1,003 of 1,000 used", True)),
     ],
 )  # fmt: skip
 def test_the_credits_left_are_the_fewest_the_answer_states(
-    usage: dict[str, Any], left: tuple[float, str]
+    usage: dict[str, Any], left: tuple[float, str, bool]
 ) -> None:
     assert credits_left(usage) == left
 
