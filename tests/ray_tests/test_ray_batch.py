@@ -156,6 +156,8 @@ def test_a_worker_node_killed_mid_run_loses_only_its_in_flight_calls(
     rows = summary(tmp_path / "out")["topics"]
     assert [r["status"] for r in rows] == ["ok"] * 6, stderr[-3000:]
     resumed = {r["topic"] for r in rows if r["run"] == "resumed"}
+    # Every topic that started on the worker, a line the loop above may have read too early.
+    on_worker = set(started.findall(stderr))
     assert resumed and resumed <= on_worker  # the killed node's topics continued elsewhere
     assert {r["node"] for r in rows if r["topic"] in resumed} == {cluster.head_node.node_id}
 
