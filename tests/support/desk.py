@@ -63,7 +63,13 @@ def served(
     ``browser``: a program the command opens its page with (``$BROWSER``, on a desktop that
     ``DISPLAY`` says is there); by default it opens none (``--no-browser``).
     """
-    store, reports, log = folder / "runs.sqlite", folder / "reports", folder / "ui.log"
+    store, reports = folder / "runs.sqlite", folder / "reports"
+    # Its own log: a second server on the same folder must not truncate the first one's.
+    log = next(
+        folder / f"ui{n or ''}.log"
+        for n in range(100)
+        if not (folder / f"ui{n or ''}.log").exists()
+    )
     env = loopback_env(web, DESKRESEARCH_CHECKPOINTS=str(store))
     if browser:
         env |= {"BROWSER": browser, "DISPLAY": ":99"}  # no such display: nothing else opens

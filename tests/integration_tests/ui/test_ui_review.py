@@ -113,7 +113,14 @@ def test_a_research_cancelled_at_its_review_asks_again_when_resumed(
         assert "Waiting for its review" in other.inner_text("#run-status")
         other.close()
     page.click("#resume")
-    page.wait_for_selector("#review:not([hidden]) #review-pages input", timeout=RUN_MS)
+    # The review again, or a problem the page shows: then the test says it, with the server's log.
+    review = "#review:not([hidden]) #review-pages input"
+    ended = "#run-problem:not(:empty), #run-status[data-state=failed]"
+    page.wait_for_selector(f"{review}, {ended}", timeout=RUN_MS)
+    assert page.is_visible(review), (
+        f"{page.inner_text('#run-status')!r} {page.inner_text('#run-problem')!r}\n"
+        + desk.log.read_text()[-3000:]
+    )
     again = page.eval_on_selector_all("#review-pages input", "boxes => boxes.map(b => b.value)")
     assert again == shown, "the same review, asked again"
     page.click("#review-go")  # every page ticked: accepted as it stands
