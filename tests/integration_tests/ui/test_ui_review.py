@@ -113,9 +113,9 @@ def test_a_research_cancelled_at_its_review_asks_again_when_resumed(
         assert "Waiting for its review" in other.inner_text("#run-status")
         other.close()
     page.click("#resume")
-    # The review again, or a problem the page shows: then the test says it, with the server's log.
+    # The review again; a problem, a failure or an end instead: the test says which, with the log.
     review = "#review:not([hidden]) #review-pages input"
-    ended = "#run-problem:not(:empty), #run-status[data-state=failed]"
+    ended = "#run-problem:not(:empty), #run-status:is([data-state=failed], [data-state=done])"
     page.wait_for_selector(f"{review}, {ended}", timeout=RUN_MS)
     assert page.is_visible(review), (
         f"{page.inner_text('#run-status')!r} {page.inner_text('#run-problem')!r}\n"
