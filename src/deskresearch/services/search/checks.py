@@ -58,6 +58,27 @@ def _count(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+class _Usage(NamedTuple):
+    """The figures of Tavily's ``GET /usage`` answer (None: not a number there)."""
+
+    used: float | None
+    limit: float | None
+    plan: float | None
+    plan_limit: float | None
+    paygo: float | None
+    paygo_limit: float | None
+
+
+def _usage(answer: Any) -> _Usage:
+    key = answer.get("key") if isinstance(answer, dict) else None
+    key = key if isinstance(key, dict) else {}
+    account = answer.get("account") if isinstance(answer, dict) else None
+    account = account if isinstance(account, dict) else {}
+    return _Usage(_count(key.get("usage")), _count(key.get("limit")),
+                  _count(account.get("plan_usage")), _count(account.get("plan_limit")),
+                  _count(account.get("paygo_usage")), _count(account.get("paygo_limit")))  # fmt: skip
+
+
 def credits_used_up(usage: Any) -> str | None:
     """Why Tavily's ``GET /usage`` answer shows no credit left for a search, and the fix; or None.
 
@@ -65,21 +86,15 @@ def credits_used_up(usage: Any) -> str | None:
     and a pay-as-you-go allowance both spent. A limit that is missing, null or 0 may mean none
     (Tavily's free plan answers ``paygo_limit: null``), so it never stops a run.
     """
-    key = usage.get("key") if isinstance(usage, dict) else None
-    if isinstance(key, dict):
-        used, limit = _count(key.get("usage")), _count(key.get("limit"))
-        if used is not None and limit and used >= limit:
-            return (f"this key's limit is reached ({used:,.0f} of {limit:,.0f} credits used). "
-                    "Raise the key's limit at app.tavily.com")  # fmt: skip
-    account = usage.get("account") if isinstance(usage, dict) else None
-    if isinstance(account, dict):
-        plan, plan_limit = _count(account.get("plan_usage")), _count(account.get("plan_limit"))
-        paygo, paygo_limit = _count(account.get("paygo_usage")), _count(account.get("paygo_limit"))
-        if (plan is not None and plan_limit and plan >= plan_limit
-                and paygo is not None and paygo_limit and paygo >= paygo_limit):  # fmt: skip
-            return (f"the account's credits are used up (plan: {plan:,.0f} of {plan_limit:,.0f}; "
-                    f"pay-as-you-go: {paygo:,.0f} of {paygo_limit:,.0f}). Add credits at "
-                    "app.tavily.com")  # fmt: skip
+    u = _usage(usage)
+    if u.used is not None and u.limit and u.used >= u.limit:
+        return (f"this key's limit is reached ({u.used:,.0f} of {u.limit:,.0f} credits used). "
+                "Raise the key's limit at app.tavily.com")  # fmt: skip
+    if (u.plan is not None and u.plan_limit and u.plan >= u.plan_limit
+            and u.paygo is not None and u.paygo_limit and u.paygo >= u.paygo_limit):  # fmt: skip
+        return (f"the account's credits are used up (plan: {u.plan:,.0f} of {u.plan_limit:,.0f}; "
+                f"pay-as-you-go: {u.paygo:,.0f} of {u.paygo_limit:,.0f}). Add credits at "
+                "app.tavily.com")  # fmt: skip
     return None
 
 
@@ -98,23 +113,18 @@ def credits_left(usage: Any) -> Credits | None:
     stated): a limit that is missing, null or 0 states nothing. A plan whose pay-as-you-go limit
     is not stated is not certain: Tavily's free plan has none, a paid one may have no cap.
     """
-    found: list[Credits] = []
-    key = usage.get("key") if isinstance(usage, dict) else None
-    if isinstance(key, dict):
-        used, limit = _count(key.get("usage")), _count(key.get("limit"))
-        if used is not None and limit:
-            found.append(Credits(limit - used, f"this key: {used:,.0f} of {limit:,.0f} used", True))
-    account = usage.get("account") if isinstance(usage, dict) else None
-    if isinstance(account, dict):
-        plan, plan_limit = _count(account.get("plan_usage")), _count(account.get("plan_limit"))
-        paygo, paygo_limit = _count(account.get("paygo_usage")), _count(account.get("paygo_limit"))
-        if plan is not None and plan_limit:
-            figures = f"plan: {plan:,.0f} of {plan_limit:,.0f} used"
-            if paygo is not None and paygo_limit:
-                left = plan_limit - plan + max(paygo_limit - paygo, 0)
-                figures += f", pay-as-you-go: {paygo:,.0f} of {paygo_limit:,.0f}"
-                found.append(Credits(left, figures, True))
-            else:
-                figures += ", no pay-as-you-go limit stated"
-                found.append(Credits(plan_limit - plan, figures, False))
+    u, found = _usage(usage), list[Credits]()
+    if u.used is not None and u.limit:
+        found.append(
+            Credits(u.limit - u.used, f"this key: {u.used:,.0f} of {u.limit:,.0f} used", True)
+        )
+    if u.plan is not None and u.plan_limit:
+        figures = f"plan: {u.plan:,.0f} of {u.plan_limit:,.0f} used"
+        if u.paygo is not None and u.paygo_limit:
+            left = u.plan_limit - u.plan + max(u.paygo_limit - u.paygo, 0)
+            figures += f", pay-as-you-go: {u.paygo:,.0f} of {u.paygo_limit:,.0f}"
+            found.append(Credits(left, figures, True))
+        else:
+            figures += ", no pay-as-you-go limit stated"
+            found.append(Credits(u.plan_limit - u.plan, figures, False))
     return min(found, key=lambda c: (c.left, not c.certain)) if found else None
