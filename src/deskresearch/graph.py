@@ -63,6 +63,7 @@ from deskresearch.services.base import (
 )
 from deskresearch.services.defaults import default_services
 from deskresearch.services.model.limits import Limiter
+from deskresearch.services.model.tokens import served_window
 from deskresearch.services.search.router import SearchRouter
 from deskresearch.state import PageTask, ResearchInput, ResearchOutput, ResearchState
 from deskresearch.tool import ResearchGraph, as_research_graph
@@ -232,7 +233,8 @@ def route_after_check(
     The Limiter (max_model_calls) bounds how many of those calls are in flight. Nothing
     pending: unsupported sentences go to the repair, else the report is done.
     """
-    tasks = nodes.judge_tasks(state, settings_of(state).judge_batch)
+    ctx = settings_of(state)
+    tasks = nodes.judge_tasks(state, ctx.judge_batch, served_window(ctx, ctx.judge_spec()))
     return [Send("judge_citations", t) for t in tasks] or route_after_settle(state)
 
 
@@ -304,20 +306,20 @@ def build_graph(
     g.add_node("dedup_urls", nodes.dedup_urls)
     g.add_node("review_plan", nodes.review_plan)
     g.add_node("process_page", process_page, input_schema=PageTask)
-    g.add_node("reflect", partial(nodes.reflect, llm=svc.llm), retry_policy=TRANSIENT,
+    g.add_node("reflect", partial(nodes.reflect, llm=svc.llm, tokens=svc.tokens), retry_policy=TRANSIENT,
                error_handler=nodes.reflect_failed)  # a failed reflection: no next round
     g.add_node("collect_sources", nodes.collect_sources)
     g.add_node("weigh_evidence", partial(nodes.weigh_evidence, llm=svc.llm), retry_policy=TRANSIENT,
                error_handler=nodes.weigh_failed)  # a failed weighing: nothing weighed, → brief
-    g.add_node("plan_report", partial(nodes.plan_report, llm=svc.llm), retry_policy=TRANSIENT,
+    g.add_node("plan_report", partial(nodes.plan_report, llm=svc.llm, tokens=svc.tokens), retry_policy=TRANSIENT,
                error_handler=nodes.plan_failed)  # a failed outline: one-call report, → brief
     g.add_node("brief_writers", nodes.brief_writers)  # the join of reflect and the two above
-    g.add_node("write_section", partial(nodes.write_section, llm=svc.llm), input_schema=SectionTask,
+    g.add_node("write_section", partial(nodes.write_section, llm=svc.llm, tokens=svc.tokens), input_schema=SectionTask,
                retry_policy=TRANSIENT, error_handler=nodes.section_failed)
     g.add_node("assemble_report", nodes.assemble_report)
-    g.add_node("write_report", partial(nodes.write_report, llm=svc.llm), retry_policy=TRANSIENT)
+    g.add_node("write_report", partial(nodes.write_report, llm=svc.llm, tokens=svc.tokens), retry_policy=TRANSIENT)
     g.add_node("check_citations", nodes.check_citations)
-    g.add_node("judge_citations", partial(nodes.judge_citations, llm=svc.llm), input_schema=JudgeTask,
+    g.add_node("judge_citations", partial(nodes.judge_citations, llm=svc.llm, tokens=svc.tokens), input_schema=JudgeTask,
                retry_policy=TRANSIENT, error_handler=nodes.judge_failed)  # a failed batch: → unchecked
     g.add_node("settle_citations", nodes.settle_citations)  # the join: verdicts → checks
     g.add_node("repair_report", partial(nodes.repair_report, llm=svc.llm), retry_policy=TRANSIENT,

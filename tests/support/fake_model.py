@@ -144,6 +144,15 @@ class FakeModel:
             return ""
         return pick(self.chaos_faults, self.chaos_seed, request, attempt)
 
+    @staticmethod
+    def prompt_tokens(body: dict[str, Any]) -> int:
+        """The tokens this fake counts in a request's prompt (a token per 4 characters)."""
+        return sum(len(_text(m)) for m in body["messages"]) // 4 + 1
+
+    def cuts(self, body: dict[str, Any]) -> bool:
+        """Whether this fake, a server with ``context_tokens``, cuts the request's prompt."""
+        return bool(self.context_tokens) and self.prompt_tokens(body) > self.context_tokens
+
     def calls(self, stage: str) -> list[dict[str, Any]]:
         """Return the requests made for ``stage``."""
         return [r for r in self.requests if stage_of(r) == stage]
@@ -308,9 +317,8 @@ class FakeModel:
                     }
                 ],
             }
-        prompt_chars = sum(len(_text(m)) for m in body["messages"])
-        read = prompt_chars // 4 + 1
-        if self.context_tokens and read > self.context_tokens:  # Ollama keeps a few + the tail
+        read = self.prompt_tokens(body)
+        if self.cuts(body):  # Ollama keeps a few + the tail
             read = self.context_tokens - (self.context_tokens - 4) // 2
         usage = {"prompt_tokens": read, "completion_tokens": len(content) // 4 + 1}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]

@@ -29,12 +29,16 @@ from deskresearch.grounding.ledger import ledger_evidence
 from deskresearch.grounding.lexical import Evidence, check_sentence
 from deskresearch.grounding.weigh import weighed
 from deskresearch.nodes.branch_state import JudgeTask
+from deskresearch.nodes.fitting import fact_numbers, fit_prompt, fitted_note, halves, prompt_fits
 from deskresearch.progress import emit
 from deskresearch.prompts import judge_citations as prompt
-from deskresearch.services.base import ChatService
+from deskresearch.records import Source
+from deskresearch.services.base import ChatService, TokenCounter
 from deskresearch.services.model.asking import ask
+from deskresearch.services.model.tokens import served_window
 from deskresearch.state import CheckStatus, ResearchState, SentenceCheck
 
+JUDGE_RESERVE = 1024  # tokens kept free for a batch's verdicts on a local server's window
 _LISTED = re.compile(r"\s*\(?\s*(\d+)\s*\)?\s*")  # a fact's number, as listed: "(2)" or "2"
 _STATUS: dict[str, CheckStatus] = {
     "supported": "supported",
@@ -201,18 +205,37 @@ def split_batches(
     return out[::-1]
 
 
-def judge_tasks(state: ResearchState, size: int) -> list[JudgeTask]:
-    """One task per batch of the sentences check_citations left pending (see split_batches)."""
+def judge_tasks(state: ResearchState, size: int, window: int | None = None) -> list[JudgeTask]:
+    """One task per batch of the sentences check_citations left pending (see split_batches).
+
+    With ``window`` (what a local server gives the judge model, ``served_window``), a batch
+    whose prompt would not fit it is judged in halves, down to one sentence a call: a prompt
+    cut there would leave the batch unchecked.
+    """
     pending = [c for c in state["checks"] if c["status"] == "pending"]
     by_id = {s["id"]: s for s in state["sources"]}
     shown = [sorted({*c["cites"], *c["candidates"]} & set(by_id)) for c in pending]
     weight = {sid: len(prompt.format_evidence({sid: by_id[sid]}, numbered=True)) for sid in by_id}
     keys = [(c["section"], c["unit"]) for c in pending]
+
+    def sources_of(group: list[int]) -> list[Source]:
+        return [by_id[sid] for sid in sorted({sid for i in group for sid in shown[i]})]
+
+    def fits(group: list[int]) -> bool:
+        sentences = [
+            (n + 1, pending[i]["sentence"], pending[i]["cites"]) for n, i in enumerate(group)
+        ]
+        messages = prompt.render(
+            sentences=sentences, sources={s["id"]: s for s in sources_of(group)}
+        )
+        return prompt_fits(messages, window, JUDGE_RESERVE) if window else True
+
     groups = split_batches(keys, size, shown, weight)
+    groups = [part for g in groups for part in halves(g, fits)] if window else groups
     read = {p["text_hash"]: p for p in state["pages"]}
     tasks = []
     for n, group in enumerate(groups):
-        sources = [by_id[sid] for sid in sorted({sid for i in group for sid in shown[i]})]
+        sources = sources_of(group)
         hashes = dict.fromkeys(s["text_hash"] for s in sources if s["text_hash"] in read)
         tasks.append(JudgeTask(batch=n + 1, batches=len(groups), pending=len(pending),
                                checks=[pending[i] for i in group], sources=sources,
@@ -221,18 +244,27 @@ def judge_tasks(state: ResearchState, size: int) -> list[JudgeTask]:
 
 
 async def judge_citations(
-    state: JudgeTask, runtime: Runtime[Context], *, llm: ChatService
+    state: JudgeTask, runtime: Runtime[Context], *, llm: ChatService, tokens: TokenCounter
 ) -> dict[str, Any]:
-    """Ask the model, in one call, about one batch of the sentences code left pending."""
+    """Ask the model, in one call, about one batch of the sentences code left pending.
+
+    On a local server's window, a prompt too long keeps of each source the facts that share
+    most words with the batch's sentences, under their own numbers (at least one a source).
+    """
     ctx = resolve(runtime)
-    batch = state["checks"]
-    messages = prompt.render(
-        sentences=[(n + 1, c["sentence"], c["cites"]) for n, c in enumerate(batch)],
-        sources={s["id"]: s for s in state["sources"]},
-    )
+    batch, spec = state["checks"], ctx.judge_spec()
+    sentences = [(n + 1, c["sentence"], c["cites"]) for n, c in enumerate(batch)]
+    sources, window = {s["id"]: s for s in state["sources"]}, served_window(ctx, spec)
+    ranked = fact_numbers(state["sources"], [c["sentence"] for c in batch], rank=bool(window))
+    messages, fitted = fit_prompt(
+        ranked,
+        lambda groups: prompt.render(sentences=sentences, sources=sources,
+                                     shown=dict(zip(sources, groups, strict=True))),
+        window=window, reserve=JUDGE_RESERVE, tokens=tokens,
+    )  # fmt: skip
     emit(runtime, "judge_citations", "started", sentences=len(batch), batch=state["batch"],
          batches=state["batches"], pending=state["pending"])  # fmt: skip
-    answer = await ask(llm, messages, Judgements, spec=ctx.judge_spec(), stage="judge_citations")
+    answer = await ask(llm, messages, Judgements, spec=spec, stage="judge_citations")
     ledger = ledger_evidence(state["sources"], state["pages"])
     verdicts = {j.sentence: j for j in answer.value.judgements} if answer.value else {}
     out: list[SentenceCheck] = []
@@ -244,7 +276,9 @@ async def judge_citations(
         else:
             out.append(verified(check, j, ledger))
     emit(runtime, "judge_citations", "finished", batch=state["batch"], **_counts(out))
-    return {"judged": out, "usage": answer.usage}
+    subject = f"batch {state['batch']} of {state['batches']}"
+    provenance = fitted_note("judge_citations", subject, fitted, ctx, spec)
+    return {"judged": out, "usage": answer.usage, "provenance": provenance}
 
 
 def judge_failed(state: JudgeTask, error: NodeError) -> Command[Any]:

@@ -19,15 +19,17 @@ from pydantic import BaseModel, Field
 
 from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ContextLengthError, ServiceError
+from deskresearch.nodes.fitting import fit_sources, fitted_note
 from deskresearch.progress import emit, note
 from deskresearch.prompts import plan_report as prompt
 from deskresearch.records import Source
-from deskresearch.services.base import ChatService
+from deskresearch.services.base import ChatService, TokenCounter
 from deskresearch.services.model.asking import ask
 from deskresearch.state import ReportOutline, ResearchState, SectionPlan
 from deskresearch.text.relevance import stems
 
 MIN_SECTIONS, MAX_SECTIONS = 3, 6  # overview, at least one aspect, conclusion
+OUTPUT_RESERVE = 1024  # tokens kept free for the outline on a local server's window
 
 
 class SectionItem(BaseModel):
@@ -75,31 +77,30 @@ def checked_outline(outline: Outline, sources: Sequence[Source]) -> ReportOutlin
 
 
 async def plan_report(
-    state: ResearchState, runtime: Runtime[Context], *, llm: ChatService
+    state: ResearchState, runtime: Runtime[Context], *, llm: ChatService, tokens: TokenCounter
 ) -> dict[str, Any]:
     """Plan the sections; None as outline sends the run to write_report."""
     ctx = resolve(runtime)
-    sources = state["sources"]
+    spec, sources = ctx.report_spec(), state["sources"]
     low, high = sections_for(len(sources))
-    messages = prompt.render(
-        topic=state["topic"],
-        sources=sources,
-        words=ctx.report_words,
-        min_sections=low,
-        max_sections=high,
-        language=state["language"],
-        today=date.today(),
-    )
-    answer = await ask(llm, messages, Outline, spec=ctx.report_spec(), stage="plan_report")
+    messages, fitted = fit_sources(
+        sources,
+        lambda shown: prompt.render(topic=state["topic"], sources=shown, words=ctx.report_words,
+                                    min_sections=low, max_sections=high,
+                                    language=state["language"], today=date.today()),
+        ctx=ctx, spec=spec, reserve=OUTPUT_RESERVE, tokens=tokens,
+    )  # fmt: skip
+    trimmed = fitted_note("plan_report", state["topic"], fitted, ctx, spec)
+    answer = await ask(llm, messages, Outline, spec=spec, stage="plan_report")
     outline = checked_outline(answer.value, sources) if answer.value else None
     if outline is None:
         why = answer.problem or f"fewer than {MIN_SECTIONS} usable sections"
         reason = f"no usable outline ({why}); writing the report in one call"
         emit(runtime, "plan_report", "fallback", reason=reason)
         return {"outline": None, "usage": answer.usage,
-                "provenance": [note("plan_report", state["topic"], "fallback", reason)]}  # fmt: skip
+                "provenance": [*trimmed, note("plan_report", state["topic"], "fallback", reason)]}  # fmt: skip
     emit(runtime, "plan_report", "finished", sections=len(outline["sections"]))
-    return {"outline": outline, "usage": answer.usage}
+    return {"outline": outline, "usage": answer.usage, "provenance": trimmed}
 
 
 def plan_failed(state: ResearchState, error: NodeError) -> Command[Any]:

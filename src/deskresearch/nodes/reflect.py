@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from itertools import groupby
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -22,12 +24,16 @@ from pydantic import BaseModel, Field
 from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
 from deskresearch.nodes.dedup_urls import ranked_pages
+from deskresearch.nodes.fitting import fit_prompt, fitted_note
 from deskresearch.progress import emit, note
 from deskresearch.prompts import reflect as prompt
 from deskresearch.records import Provenance, RoundQuery, RoundRecord, Usage
-from deskresearch.services.base import ChatService
+from deskresearch.services.base import ChatService, TokenCounter
 from deskresearch.services.model.asking import ask
+from deskresearch.services.model.tokens import served_window
 from deskresearch.state import PageDigest, RankedQuery, ResearchState
+
+OUTPUT_RESERVE = 1024  # tokens kept free for the answer on a local server's window
 
 
 class Answered(BaseModel):
@@ -151,7 +157,7 @@ def _stop_for_budget(ctx: Context, state: ResearchState, *, tokens: int, spent: 
 
 
 async def reflect(
-    state: ResearchState, runtime: Runtime[Context], *, llm: ChatService
+    state: ResearchState, runtime: Runtime[Context], *, llm: ChatService, tokens: TokenCounter
 ) -> dict[str, Any]:
     """Close the round: record it, find the gaps, and plan the next round's searches (if any)."""
     ctx = resolve(runtime)
@@ -159,26 +165,36 @@ async def reflect(
     facts = numbered_facts(state["pages"], state["ranked"])
     searched = [*state["keywords"], *state["queries"]]
     answer, usage = None, []
+    provenance: list[Provenance] = []
     if ctx.max_rounds > 1 and not state.get("budget_stopped"):
-        messages = prompt.render(
-            topic=state["topic"],
-            queries=searched,
-            facts=[(claim, page) for claim, _, page in facts],
-            allowed=0 if last else ctx.followups_per_round,
-            language=state["language"],
-        )
-        asked = await ask(llm, messages, Reflection, spec=ctx.report_spec(), stage="reflect")
+        spec = ctx.report_spec()
+
+        def render(pages: list[list[tuple[str, str, int]]]) -> list[BaseMessage]:
+            return prompt.render(
+                topic=state["topic"],
+                queries=searched,
+                facts=[(claim, page) for facts in pages for claim, _, page in facts],
+                allowed=0 if last else ctx.followups_per_round,
+                language=state["language"],
+            )
+
+        by_page = [list(g) for _, g in groupby(facts, key=lambda f: f[2])]
+        messages, fitted = fit_prompt(by_page, render, window=served_window(ctx, spec),
+                                      reserve=OUTPUT_RESERVE, tokens=tokens)  # fmt: skip
+        facts = [f for page in fitted.groups for f in page]  # the numbers the model sees
+        provenance = fitted_note("reflect", state["topic"], fitted, ctx, spec, "page")
+        asked = await ask(llm, messages, Reflection, spec=spec, stage="reflect")
         answer, usage = asked.value, asked.usage
     gaps = [" ".join(g.split())[:300] for g in (answer.gaps if answer else []) if g.strip()]
     spent = _tokens(state.get("usage") or []) + _tokens(usage)
-    tokens = spent - sum(r["tokens"] for r in state["rounds"])
+    this_round = spent - sum(r["tokens"] for r in state["rounds"])
     answered = [" ".join(a.part.split())[:300] for a in answer.answered] if answer else []
-    record = _round_record(state, answered=answered, gaps=gaps, tokens=tokens)
+    record = _round_record(state, answered=answered, gaps=gaps, tokens=this_round)
     followups, dropped = ([], []) if last else followups_of(
         answer, facts, searched, ctx.followups_per_round
     )  # fmt: skip
-    provenance: list[Provenance] = [note("reflect", state["topic"], "skipped", d) for d in dropped]
-    if followups and (why := _stop_for_budget(ctx, state, tokens=tokens, spent=spent,
+    provenance += [note("reflect", state["topic"], "skipped", d) for d in dropped]
+    if followups and (why := _stop_for_budget(ctx, state, tokens=this_round, spent=spent,
                                               n=len(followups))):  # fmt: skip
         provenance.append(
             note("reflect", state["topic"], "skipped", f"no round {round_no + 1}: {why}")

@@ -12,10 +12,11 @@ from langgraph.runtime import Runtime
 
 from deskresearch.config.context import Context, resolve
 from deskresearch.grounding.citations import clean_citations, strip_model_references
+from deskresearch.nodes.fitting import answer_reserve, fit_sources, fitted_note
 from deskresearch.progress import emit, note
 from deskresearch.prompts import write_report as prompt
 from deskresearch.report.disagreements import with_section
-from deskresearch.services.base import ChatService
+from deskresearch.services.base import ChatService, TokenCounter
 from deskresearch.state import ResearchState
 
 REPORT_ATTEMPTS = 2  # an uncited draft is retried once, then flagged
@@ -30,26 +31,31 @@ UNCITED_WARNING = (
 
 
 async def write_report(
-    state: ResearchState, runtime: Runtime[Context], *, llm: ChatService
+    state: ResearchState, runtime: Runtime[Context], *, llm: ChatService, tokens: TokenCounter
 ) -> dict[str, Any]:
     """Write the draft; remove citations that point nowhere; retry once when none remain."""
     ctx = resolve(runtime)
     sources = state["sources"]
     attempt = state["report_attempts"] + 1
-    messages = prompt.render(
-        topic=state["topic"],
-        sources=sources,
-        words=ctx.report_words,
-        language=state["language"],
-        today=date.today(),
-        retry=attempt > 1,
-        disagreements=state.get("disagreements_found") or [],
-        changes=state.get("changes") or [],
-    )
+    spec = ctx.report_spec()
+    messages, fitted = fit_sources(
+        sources,
+        lambda shown: prompt.render(
+            topic=state["topic"],
+            sources=shown,
+            words=ctx.report_words,
+            language=state["language"],
+            today=date.today(),
+            retry=attempt > 1,
+            disagreements=state.get("disagreements_found") or [],
+            changes=state.get("changes") or [],
+        ),
+        ctx=ctx, spec=spec, reserve=answer_reserve(ctx.report_words), tokens=tokens,
+    )  # fmt: skip
     emit(runtime, "write_report", "started", sources=len(sources), attempt=attempt)
-    reply = await llm.text(messages, spec=ctx.report_spec(), stage="write_report")
+    reply = await llm.text(messages, spec=spec, stage="write_report")
     cleaned = clean_citations(strip_model_references(reply.value), {s["id"] for s in sources})
-    provenance = [
+    provenance = fitted_note("write_report", state["topic"], fitted, ctx, spec) + [
         note(
             "write_report",
             f"[{i}]",

@@ -19,11 +19,12 @@ from deskresearch.config.context import Context, resolve
 from deskresearch.errors import ServiceError
 from deskresearch.grounding.citations import clean_citations, strip_model_references
 from deskresearch.nodes.branch_state import SectionTask
+from deskresearch.nodes.fitting import answer_reserve, fit_sources, fitted_note
 from deskresearch.progress import emit, note
 from deskresearch.prompts import write_section as prompt
-from deskresearch.records import Provenance, ValueSide
+from deskresearch.records import ValueSide
 from deskresearch.report.disagreements import with_section
-from deskresearch.services.base import ChatService
+from deskresearch.services.base import ChatService, TokenCounter
 from deskresearch.state import ResearchState, SectionDraft
 
 _OWN_HEADING = re.compile(r"\A\s*#{1,2}\s[^\n]*\n")  # a heading the model added anyway
@@ -65,28 +66,32 @@ def _touches(sides: list[ValueSide], sources: list[int]) -> bool:
 
 
 async def write_section(
-    state: SectionTask, runtime: Runtime[Context], *, llm: ChatService
+    state: SectionTask, runtime: Runtime[Context], *, llm: ChatService, tokens: TokenCounter
 ) -> dict[str, Any]:
     """Write one section from its sources' facts."""
     ctx = resolve(runtime)
-    plan = state["plan"]
-    messages = prompt.render(
-        topic=state["topic"],
-        title=state["title"],
-        headings=state["headings"],
-        heading=plan["heading"],
-        focus=plan["focus"],
-        position=state["position"],
-        sources=state["sources"],
-        words=state["words"],
-        language=state["language"],
-        today=date.today(),
-        disagreements=state.get("disagreements") or [],
-        changes=state.get("changes") or [],
-    )
-    reply = await llm.text(messages, spec=ctx.report_spec(), stage="write_section")
+    plan, spec = state["plan"], ctx.report_spec()
+    messages, fitted = fit_sources(
+        state["sources"],
+        lambda shown: prompt.render(
+            topic=state["topic"],
+            title=state["title"],
+            headings=state["headings"],
+            heading=plan["heading"],
+            focus=plan["focus"],
+            position=state["position"],
+            sources=shown,
+            words=state["words"],
+            language=state["language"],
+            today=date.today(),
+            disagreements=state.get("disagreements") or [],
+            changes=state.get("changes") or [],
+        ),
+        ctx=ctx, spec=spec, reserve=answer_reserve(state["words"]), tokens=tokens,
+    )  # fmt: skip
+    reply = await llm.text(messages, spec=spec, stage="write_section")
     text = _OWN_HEADING.sub("", strip_model_references(reply.value), count=1).strip()
-    provenance: list[Provenance] = []
+    provenance = fitted_note("write_section", plan["heading"], fitted, ctx, spec)
     if reply.truncated:
         reason = f"section {plan['heading']!r}: the model stopped at its output limit"
         provenance.append(note("write_section", plan["heading"], "flagged", reason))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
@@ -41,33 +41,47 @@ def format_sentences(sentences: Sequence[tuple[int, str, Sequence[int]]]) -> str
     )
 
 
-def format_evidence(sources: Mapping[int, Source], *, numbered: bool = False) -> str:
+def format_evidence(
+    sources: Mapping[int, Source],
+    *,
+    numbered: bool = False,
+    shown: Mapping[int, Collection[int]] | None = None,
+) -> str:
     """Render the sources' facts: each claim with the quote that states it.
 
     ``numbered``: each fact carries its number in its source, ``(1)`` first, for the judge to
-    name (a number is a few tokens of output where a copied quote is dozens).
+    name (a number is a few tokens of output where a copied quote is dozens). ``shown``: the
+    numbers of the facts to list, per source (default all); the others are said to be left out.
     """
     blocks = []
     for sid, s in sorted(sources.items()):
+        listed = [
+            (n, f) for n, f in enumerate(s["facts"], 1) if shown is None or n in shown.get(sid, ())
+        ]
         facts = "\n".join(
             f'- {f"({n}) " * numbered}{data(f["claim"])}\n  quote: "{data(f["quote"])}"'
-            for n, f in enumerate(s["facts"], 1)
+            for n, f in listed
         )
+        if left := len(s["facts"]) - len(listed):
+            facts += f"\n- ({left} other facts of this source left out to fit the window)"
         when = f"published {attr(s['published']) or 'undated'}, read {attr(s['date_read'])}"
         blocks.append(f"[{sid}] {attr(s['title'] or s['url'])} ({when})\n{facts or '- (no facts)'}")
     return "\n\n".join(blocks)
 
 
 def render(
-    *, sentences: Sequence[tuple[int, str, Sequence[int]]], sources: Mapping[int, Source]
+    *,
+    sentences: Sequence[tuple[int, str, Sequence[int]]],
+    sources: Mapping[int, Source],
+    shown: Mapping[int, Collection[int]] | None = None,
 ) -> list[BaseMessage]:
-    """Build the messages; each value is inserted exactly once."""
+    """Build the messages; each value is inserted exactly once (``shown``: format_evidence's)."""
     return [
         SystemMessage(SYSTEM),
         HumanMessage(
             USER.format(
                 sentences=format_sentences(sentences),
-                sources=format_evidence(sources, numbered=True),
+                sources=format_evidence(sources, numbered=True, shown=shown),
             )
         ),
     ]

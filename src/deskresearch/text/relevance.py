@@ -68,3 +68,14 @@ def most_relevant(chunks: Sequence[str], questions: Sequence[str], limit: int) -
     scores = [len(stems(c) & wanted) for c in chunks]
     best = sorted(range(len(chunks)), key=lambda i: (-scores[i], i))[:limit]
     return sorted(best)
+
+
+def by_relevance(texts: Sequence[str], questions: Sequence[str]) -> list[int]:
+    """Return the indices of ``texts``, those sharing most stems with ``questions`` first.
+
+    Ties keep document order. How a judge prompt too long for its window keeps, of each
+    source's facts, those that share words with the sentences judged.
+    """
+    wanted = set().union(*(stems(q) for q in questions)) if questions else set()
+    scores = [len(stems(t) & wanted) for t in texts]
+    return sorted(range(len(texts)), key=lambda i: (-scores[i], i))

@@ -4,11 +4,13 @@ import pytest
 from langgraph.errors import NodeError
 from langgraph.types import Send
 
+from deskresearch.config.context import Context
 from deskresearch.errors import ModelCallError, SearchError
 from deskresearch.graph import route_after_check, route_after_settle
 from deskresearch.grounding.ledger import ledger_evidence
 from deskresearch.grounding.lexical import Evidence
 from deskresearch.nodes.check_citations import (
+    JUDGE_RESERVE,
     Judgement,
     Judgements,
     check_citations,
@@ -24,6 +26,8 @@ from deskresearch.nodes.settle_citations import settle_citations
 from deskresearch.prompts import judge_citations as judge_prompt
 from deskresearch.prompts import repair_report as repair_prompt
 from deskresearch.records import Source
+from deskresearch.services.model.tokens import TiktokenCounter, count_tokens
+from deskresearch.services.model.usage import prompt_text
 from deskresearch.state import SentenceCheck
 from tests.support.fakes import ScriptedChat, runtime
 
@@ -100,7 +104,9 @@ async def judged(s: Any, llm: ScriptedChat, size: int = 50) -> Any:
     """Run every judge branch the router would start, then the join, on state ``s``."""
     verdicts = []
     for task in judge_tasks(s, size):
-        verdicts += (await judge_citations(task, runtime(), llm=llm))["judged"]
+        verdicts += (await judge_citations(task, runtime(), llm=llm, tokens=TiktokenCounter()))[
+            "judged"
+        ]
     return {**s, **settle_citations(cast(Any, {**s, "judged": verdicts}))}
 
 
@@ -366,3 +372,57 @@ def test_the_judge_prompt_numbers_each_sources_facts_and_the_rewrite_prompt_does
     assert "- A second claim." in str(rewrite[1].content) and "- (1) " not in str(
         rewrite[1].content
     )
+
+
+def judge_prompt_tokens(task: Any) -> int:
+    sentences = [(n + 1, c["sentence"], c["cites"]) for n, c in enumerate(task["checks"])]
+    sources = {s["id"]: s for s in task["sources"]}
+    return count_tokens(prompt_text(judge_prompt.render(sentences=sentences, sources=sources)))
+
+
+async def test_a_judge_batch_too_long_for_a_local_window_is_judged_in_halves() -> None:
+    """A prompt the server would cut leaves its batch unchecked; a half that fits is judged."""
+    s = await checked()
+    filler = [{"claim": f"Filler {k}: the town council met on Tuesday about parks and roads.",
+               "quote": f"Filler {k}: the town council met on Tuesday about parks."}
+              for k in range(30)]  # fmt: skip
+    big = {**s, "sources": [{**x, "facts": [*x["facts"], *filler]} for x in s["sources"]]}
+    budget = 4096 - JUDGE_RESERVE
+    [whole] = judge_tasks(big, 50)
+    assert len(whole["checks"]) == 2 and judge_prompt_tokens(whole) > budget
+    parts = judge_tasks(big, 50, window=4096)
+    assert [len(t["checks"]) for t in parts] == [1, 1]
+    assert [t["checks"][0]["sentence"] for t in parts] == [c["sentence"] for c in whole["checks"]]
+    assert min(judge_prompt_tokens(t) for t in parts) <= budget, "one half now fits"
+    assert judge_tasks(s, 50, window=4096) == judge_tasks(s, 50), "what fits stays one batch"
+
+
+async def test_a_judge_prompt_on_a_local_window_keeps_the_facts_that_decide_under_their_numbers() -> (
+    None
+):
+    s = await checked()
+    filler = [{"claim": f"Filler {k}: the town council met on Tuesday about parks and roads.",
+               "quote": f"Filler {k}: the town council met on Tuesday about parks."}
+              for k in range(60)]  # fmt: skip
+    big = {**s, "sources": [{**x, "facts": [*filler, *x["facts"]]} for x in s["sources"]]}
+    [task] = [
+        t for t in judge_tasks(big, 50, window=4096) if "About 5" in t["checks"][0]["sentence"]
+    ]
+    verdicts = Judgements(
+        judgements=[Judgement(sentence=1, verdict="supported", source=3, fact=61)]
+    )
+    llm = ScriptedChat({"judge_citations": [verdicts]})
+    ctx = Context(judge_model="ollama:llama3.1")
+    out = await judge_citations(task, runtime(ctx), llm=llm, tokens=TiktokenCounter())
+    sent = prompt_text(llm.calls[0][1])
+    assert count_tokens(sent) <= 4096 - JUDGE_RESERVE
+    assert f"(61) {CLAIMS[3]}" in sent, "the deciding fact, under its number in the source"
+    assert "other facts of this source left out to fit the window" in sent
+    assert "(60) Filler 59" not in sent, "the facts sharing no word with the sentence go first"
+    [check] = out["judged"]
+    assert (check["status"], check["source"], check["quote"]) == ("supported", 3, QUOTES[3])
+    [note] = out["provenance"]
+    assert note["stage"] == "judge_citations" and "left out of the prompt" in note["reason"]
+    hosted = ScriptedChat({"judge_citations": [verdicts]})
+    out = await judge_citations(task, runtime(), llm=hosted, tokens=TiktokenCounter())
+    assert "left out" not in prompt_text(hosted.calls[0][1]) and out["provenance"] == []

@@ -11,6 +11,7 @@ from deskresearch.config.context import Context
 from deskresearch.graph import next_round, route_after_brief
 from deskresearch.nodes.reflect import FollowUp, Reflection, followups_of, reflect
 from deskresearch.prompts import reflect as prompt
+from deskresearch.services.model.tokens import TiktokenCounter
 from tests.support.fakes import ScriptedChat, runtime
 
 pytestmark = pytest.mark.anyio
@@ -41,7 +42,9 @@ LEAD = FollowUp(query="Nordvik AS", gap="who founded Nordvik AS", lead="Nordvik 
 
 async def test_a_lead_becomes_the_next_rounds_query_with_its_fact_and_page() -> None:
     llm = ScriptedChat({"reflect": [reflection(LEAD)]})
-    update = await reflect(state(), runtime(Context(max_rounds=2)), llm=llm)
+    update = await reflect(
+        state(), runtime(Context(max_rounds=2)), llm=llm, tokens=TiktokenCounter()
+    )
     [q] = update["followups"]
     assert q == {"query": "Nordvik AS", "gap": "who founded Nordvik AS", "lead": "Nordvik AS",
                  "fact": "The bridge was built by Nordvik AS.", "source": "https://a.org/bridge"}  # fmt: skip
@@ -85,7 +88,9 @@ def test_follow_ups_already_searched_over_the_limit_or_with_a_wrong_fact_are_cut
 
 async def test_max_rounds_1_records_the_round_without_a_call() -> None:
     llm = ScriptedChat()
-    update = await reflect(state(), runtime(Context(max_rounds=1)), llm=llm)
+    update = await reflect(
+        state(), runtime(Context(max_rounds=1)), llm=llm, tokens=TiktokenCounter()
+    )
     assert llm.calls == [] and update["followups"] == [] and update["open_gaps"] == []
     assert update["rounds"][0]["round"] == 1
     assert next_round(cast(Any, {**state(), **update})) == []
@@ -98,19 +103,28 @@ async def test_max_rounds_1_records_the_round_without_a_call() -> None:
 
 async def test_the_last_round_asks_for_no_follow_up_and_keeps_the_gaps_open() -> None:
     llm = ScriptedChat({"reflect": [reflection(LEAD)]})
-    update = await reflect(state(round=2), runtime(Context(max_rounds=2)), llm=llm)
+    update = await reflect(
+        state(round=2), runtime(Context(max_rounds=2)), llm=llm, tokens=TiktokenCounter()
+    )
     assert "<followups_allowed>0</followups_allowed>" in str(llm.calls[0][1][-1].content)
     assert update["followups"] == [] and update["open_gaps"] == ["who founded Nordvik AS"]
 
 
 async def test_a_spent_budget_means_no_call_and_no_next_round() -> None:
     llm = ScriptedChat()
-    update = await reflect(state(budget_stopped=True), runtime(Context(token_budget=10)), llm=llm)
+    update = await reflect(
+        state(budget_stopped=True),
+        runtime(Context(token_budget=10)),
+        llm=llm,
+        tokens=TiktokenCounter(),
+    )
     assert llm.calls == [] and update["followups"] == []
 
 
 async def test_a_malformed_reflection_ends_the_research_with_what_was_read() -> None:
     llm = ScriptedChat({"reflect": ["not json"]})
-    update = await reflect(state(), runtime(Context(max_rounds=3)), llm=llm)
+    update = await reflect(
+        state(), runtime(Context(max_rounds=3)), llm=llm, tokens=TiktokenCounter()
+    )
     assert update["followups"] == [] and update["open_gaps"] == []
     assert update["usage"], "the failed answer's tokens still count"

@@ -9,6 +9,7 @@ from deskresearch.nodes.finish_report import finish_report, unchecked
 from deskresearch.nodes.insufficient import insufficient_evidence
 from deskresearch.nodes.write_report import UNCITED_WARNING, write_report
 from deskresearch.records import Source
+from deskresearch.services.model.tokens import TiktokenCounter
 from tests.support.fakes import ScriptedChat, runtime
 
 pytestmark = pytest.mark.anyio
@@ -50,7 +51,7 @@ async def test_write_report_removes_unknown_citations_and_drops_the_models_refer
     llm = ScriptedChat(
         {"write_report": ["# R\n\nA [1]. B [5].\n\n## References\n[1] made up https://x.org"]}
     )
-    update = await write_report(state(), runtime(), llm=llm)
+    update = await write_report(state(), runtime(), llm=llm, tokens=TiktokenCounter())
     assert update["draft"] == "# R\n\nA [1]. B."
     assert [p["subject"] for p in update["provenance"] if p["outcome"] == "removed"] == ["[5]"]
     assert "fr" in str(llm.calls[0][1][0].content)
@@ -73,10 +74,12 @@ async def test_finish_report_appends_the_ledger_references_and_lists_unchecked_c
 
 async def test_write_report_retries_an_uncited_draft_once_then_flags_it() -> None:
     llm = ScriptedChat({"write_report": ["no citations", "still none"]})
-    first = await write_report(state(), runtime(), llm=llm)
+    first = await write_report(state(), runtime(), llm=llm, tokens=TiktokenCounter())
     assert "draft" not in first and first["report_attempts"] == 1
     assert route_after_report(cast(Any, {**state(), **first})) == "write_report"
-    second = await write_report(state(report_attempts=1), runtime(), llm=llm)
+    second = await write_report(
+        state(report_attempts=1), runtime(), llm=llm, tokens=TiktokenCounter()
+    )
     assert second["draft"].startswith(UNCITED_WARNING)
     assert second["provenance"][-1]["outcome"] == "flagged"
     assert "cited no source" in str(llm.calls[1][1][1].content)

@@ -20,6 +20,7 @@ from deskresearch.nodes.write_sections import (
     write_section,
 )
 from deskresearch.records import Source
+from deskresearch.services.model.tokens import TiktokenCounter
 from tests.support.fakes import ScriptedChat, runtime
 
 pytestmark = pytest.mark.anyio
@@ -65,6 +66,7 @@ async def test_a_malformed_outline_sends_the_run_to_one_call() -> None:
         cast(Any, {"topic": "t", "language": "en", "sources": SOURCES}),
         runtime(),
         llm=ScriptedChat({"plan_report": ["junk"]}),
+        tokens=TiktokenCounter(),
     )
     assert update["outline"] is None and update["provenance"][0]["outcome"] == "fallback"
     brief = {**update, "sources": SOURCES, "followups": []}
@@ -92,7 +94,7 @@ async def test_each_section_is_written_from_its_own_sources_at_the_same_time() -
     assert [[s["id"] for s in t["sources"]] for t in tasks] == [[1], [2, 3], [4]]
     assert {t["words"] for t in tasks} == {300}
     llm = ScriptedChat({"write_section": ["## Mid\n\nClaim two [2] and three [3]."]})
-    update = await write_section(tasks[1], runtime(), llm=llm)
+    update = await write_section(tasks[1], runtime(), llm=llm, tokens=TiktokenCounter())
     assert update["sections"][0]["text"] == "Claim two [2] and three [3]."
     prompt = str(llm.calls[0][1][1].content)
     assert (

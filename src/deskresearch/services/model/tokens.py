@@ -25,6 +25,7 @@ from deskresearch.services.workers import WorkerCrashed, WorkerPool, shared_pool
 
 if TYPE_CHECKING:  # extraction workers import this module: no settings models there
     from deskresearch.config.context import Context
+    from deskresearch.records import ModelSpec
 
 ENCODING = "o200k_base"  # GPT-4o and later; a fair estimate for other model families
 _BPE_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
@@ -80,6 +81,20 @@ def summary_window(ctx: Context) -> int:
     window = context_window(spec.model)
     served = local_window(endpoint_for(spec.base_url, os.environ)[0])
     return min(window, served) if served else window
+
+
+def served_window(ctx: Context, spec: ModelSpec) -> int | None:
+    """The context a local server gives ``spec``'s model, which its prompts must fit; else None.
+
+    A local server (Ollama, llama.cpp, LM Studio) loads every model with 4,096 tokens unless
+    started with more, and Ollama cuts a longer prompt without a word; ``summary_context_window``
+    says what it was started with (one server, one setting), the name's window bounding both.
+    A hosted API knows its model's window and answers a longer prompt with HTTP 400: None.
+    """
+    served = local_window(endpoint_for(spec.base_url, os.environ)[0])
+    if served is None:
+        return None
+    return min(context_window(spec.model), ctx.summary_context_window or served)
 
 
 def seed_tiktoken_cache(name: str = ENCODING) -> bool:
