@@ -322,7 +322,7 @@ def build_graph(
     g.add_node("judge_citations", partial(nodes.judge_citations, llm=svc.llm, tokens=svc.tokens), input_schema=JudgeTask,
                retry_policy=TRANSIENT, error_handler=nodes.judge_failed)  # a failed batch: → unchecked
     g.add_node("settle_citations", nodes.settle_citations)  # the join: verdicts → checks
-    g.add_node("repair_report", partial(nodes.repair_report, llm=svc.llm), retry_policy=TRANSIENT,
+    g.add_node("repair_report", partial(nodes.repair_report, llm=svc.llm, tokens=svc.tokens), retry_policy=TRANSIENT,
                error_handler=nodes.repair_failed)  # a failed rewrite: → removed
     g.add_node("recheck_citations", partial(nodes.recheck_citations, llm=svc.llm), retry_policy=TRANSIENT,
                error_handler=nodes.recheck_failed)  # a failed third look: the two answers stand

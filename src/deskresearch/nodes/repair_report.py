@@ -31,12 +31,16 @@ from deskresearch.grounding.lexical import Evidence, check_sentence, evidence_te
 from deskresearch.grounding.numbers import missing_figures
 from deskresearch.grounding.quotes import find_quote
 from deskresearch.grounding.weigh import unbacked
+from deskresearch.nodes.fitting import fact_numbers, fit_prompt, fitted_note
 from deskresearch.progress import emit
 from deskresearch.prompts import repair_report as prompt
-from deskresearch.records import Dispute, Opinion
-from deskresearch.services.base import ChatService
+from deskresearch.records import Dispute, Opinion, Provenance, Usage
+from deskresearch.services.base import ChatService, TokenCounter
 from deskresearch.services.model.asking import ask
+from deskresearch.services.model.tokens import served_window
 from deskresearch.state import ResearchState, SentenceCheck
+
+REPAIR_RESERVE = 1024  # tokens kept free for the rewrites on a local server's window
 
 
 class Fix(BaseModel):
@@ -146,7 +150,7 @@ def confirmed(
 
 
 async def repair_report(
-    state: ResearchState, runtime: Runtime[Context], *, llm: ChatService
+    state: ResearchState, runtime: Runtime[Context], *, llm: ChatService, tokens: TokenCounter
 ) -> dict[str, Any]:
     """Rewrite the unsupported sentences in one call; remove what the rewrite cannot back."""
     ctx = resolve(runtime)
@@ -159,22 +163,30 @@ async def repair_report(
     for i in rows - disputed:
         out[i] = _removed(checks[i], "a table row is not rewritten")
     asked = [i for i in flagged if i not in rows or i in disputed]
-    usage = []
+    usage: list[Usage] = []
+    provenance: list[Provenance] = []
     if asked:
         unit_ids = sorted({checks[i]["unit"] for i in asked})
         allowed = {sid for u in unit_ids for c in checks if c["unit"] == u for sid in c["cites"]}
         by_id = {s["id"]: s for s in state["sources"]}
-        messages = prompt.render(
-            sentences=[
-                (n + 1, checks[i]["sentence"], checks[i]["reason"]) for n, i in enumerate(asked)
-            ],
-            paragraphs=[units[u].render() for u in unit_ids],
-            sources={sid: by_id[sid] for sid in allowed if sid in by_id},
-            language=state["language"],
-            check_first={n + 1 for n, i in enumerate(asked) if i in disputed},
-        )
+        shown = {sid: by_id[sid] for sid in sorted(allowed) if sid in by_id}
+        spec, window = ctx.judge_spec(), served_window(ctx, ctx.judge_spec())
+        said = [checks[i]["sentence"] for i in asked]
+        messages, fitted = fit_prompt(
+            fact_numbers(list(shown.values()), said, rank=bool(window)),
+            lambda groups: prompt.render(
+                sentences=[(n + 1, said[n], checks[i]["reason"]) for n, i in enumerate(asked)],
+                paragraphs=[units[u].render() for u in unit_ids],
+                sources=shown,
+                language=state["language"],
+                check_first={n + 1 for n, i in enumerate(asked) if i in disputed},
+                shown=dict(zip(shown, groups, strict=True)),
+            ),
+            window=window, reserve=REPAIR_RESERVE, tokens=tokens,
+        )  # fmt: skip
+        provenance = fitted_note("repair_report", state["topic"], fitted, ctx, spec)
         emit(runtime, "repair_report", "started", sentences=len(asked), disputed=len(disputed))
-        answer = await ask(llm, messages, Fixes, spec=ctx.judge_spec(), stage="repair_report")
+        answer = await ask(llm, messages, Fixes, spec=spec, stage="repair_report")
         usage = answer.usage
         fixes = {f.sentence: f for f in answer.value.fixes} if answer.value else {}
         ledger = ledger_evidence(state["sources"], state["pages"])
@@ -191,7 +203,7 @@ async def repair_report(
     emit(runtime, "repair_report", "finished",
          rewritten=sum(c["status"] == "rewritten" for c in out),
          removed=sum(c["status"] == "removed" for c in out))  # fmt: skip
-    return {"checks": out, "usage": usage}
+    return {"checks": out, "usage": usage, "provenance": provenance}
 
 
 def repair_failed(state: ResearchState, error: NodeError) -> Command[Any]:

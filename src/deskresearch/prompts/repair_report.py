@@ -60,11 +60,13 @@ def render(
     sources: Mapping[int, Source],
     language: str,
     check_first: Collection[int] = (),
+    shown: Mapping[int, Collection[int]] | None = None,
 ) -> list[BaseMessage]:
     """Build the messages; ``sentences`` are (number, sentence, why it failed).
 
     The sentences numbered in ``check_first`` are marked to be checked before they are
-    rewritten; their own problem is not shown (CHECK_FIRST stands for it).
+    rewritten; their own problem is not shown (CHECK_FIRST stands for it). ``shown``: the
+    facts listed per source (format_evidence's; default all).
     """
     listed = "\n".join(
         f"S{n} (check first): {data(text)}\n    problem: {CHECK_FIRST}"
@@ -78,7 +80,7 @@ def render(
             USER.format(
                 sentences=listed,
                 paragraphs="\n\n".join(data(p) for p in paragraphs),
-                sources=format_evidence(sources),
+                sources=format_evidence(sources, shown=shown),
                 check=CHECK if check_first else "",
             )
         ),

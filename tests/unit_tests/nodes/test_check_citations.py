@@ -203,7 +203,7 @@ async def test_one_rewrite_call_for_the_unsupported_and_only_confirmed_rewrites_
         ]  # fmt: skip
     )
     llm = ScriptedChat({"repair_report": [fixes]})
-    after: Any = {**s, **(await repair_report(s, runtime(), llm=llm))}
+    after: Any = {**s, **(await repair_report(s, runtime(), llm=llm, tokens=TiktokenCounter()))}
     assert len(llm.calls) == 1, "one rewrite call"
     prompt = str(llm.calls[0][1][1].content)
     assert "About 42 percent" in prompt and "| lead recovered" not in prompt, (
@@ -236,7 +236,11 @@ async def test_a_rewrite_with_a_figure_its_source_lacks_is_removed() -> None:
     )
     after: Any = {
         **s,
-        **(await repair_report(s, runtime(), llm=ScriptedChat({"repair_report": [fixes]}))),
+        **(
+            await repair_report(
+                s, runtime(), llm=ScriptedChat({"repair_report": [fixes]}), tokens=TiktokenCounter()
+            )
+        ),
     }
     [fixed] = [c for c in after["checks"] if c["sentence"].startswith("About 42")]
     assert fixed["status"] == "removed" and "43" in fixed["reason"]
@@ -426,3 +430,22 @@ async def test_a_judge_prompt_on_a_local_window_keeps_the_facts_that_decide_unde
     hosted = ScriptedChat({"judge_citations": [verdicts]})
     out = await judge_citations(task, runtime(), llm=hosted, tokens=TiktokenCounter())
     assert "left out" not in prompt_text(hosted.calls[0][1]) and out["provenance"] == []
+
+
+async def test_the_rewrite_on_a_local_window_keeps_the_facts_of_its_sentences() -> None:
+    s = await checked()
+    s["checks"] = [
+        c if c["status"] != "pending" else {**c, "status": "supported"} for c in s["checks"]
+    ]
+    filler = [{"claim": f"Filler {k}: the town council met on Tuesday about parks and roads.",
+               "quote": f"Filler {k}: the town council met on Tuesday about parks."}
+              for k in range(90)]  # fmt: skip
+    s["sources"] = [{**x, "facts": [*filler, *x["facts"]]} for x in s["sources"]]
+    llm = ScriptedChat({"repair_report": [Fixes(fixes=[])]})
+    ctx = Context(judge_model="ollama:llama3.1")
+    out = await repair_report(s, runtime(ctx), llm=llm, tokens=TiktokenCounter())
+    sent = prompt_text(llm.calls[0][1])
+    assert count_tokens(sent) <= 4096 - 1024
+    assert CLAIMS[2] in sent and "other facts of this source left out" in sent
+    [note] = out["provenance"]
+    assert note["stage"] == "repair_report" and "left out of the prompt" in note["reason"]

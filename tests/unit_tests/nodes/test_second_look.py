@@ -18,6 +18,7 @@ from deskresearch.nodes.recheck_citations import (
 )
 from deskresearch.nodes.repair_report import Fix, Fixes, repair_failed, repair_report
 from deskresearch.report.contract import schema
+from deskresearch.services.model.tokens import TiktokenCounter
 from tests.support.fakes import ScriptedChat, runtime
 from tests.unit_tests.nodes.test_check_citations import QUOTES, checked, judged
 
@@ -44,7 +45,7 @@ def by_start(checks: Any, start: str) -> Any:
 
 async def repaired(s: Any, *fixes: Fix) -> tuple[Any, ScriptedChat]:
     llm = ScriptedChat({"repair_report": [Fixes(fixes=list(fixes))]})
-    return {**s, **(await repair_report(s, runtime(), llm=llm))}, llm
+    return {**s, **(await repair_report(s, runtime(), llm=llm, tokens=TiktokenCounter()))}, llm
 
 
 async def test_both_wrong_verdicts_are_disputed_and_sent_to_the_one_rewrite_call() -> None:
