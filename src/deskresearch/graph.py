@@ -63,7 +63,6 @@ from deskresearch.services.base import (
 )
 from deskresearch.services.defaults import default_services
 from deskresearch.services.model.limits import Limiter
-from deskresearch.services.model.tokens import served_window
 from deskresearch.services.search.router import SearchRouter
 from deskresearch.state import PageTask, ResearchInput, ResearchOutput, ResearchState
 from deskresearch.tool import ResearchGraph, as_research_graph
@@ -233,8 +232,7 @@ def route_after_check(
     The Limiter (max_model_calls) bounds how many of those calls are in flight. Nothing
     pending: unsupported sentences go to the repair, else the report is done.
     """
-    ctx = settings_of(state)
-    tasks = nodes.judge_tasks(state, ctx.judge_batch, served_window(ctx, ctx.judge_spec()))
+    tasks = nodes.judge_tasks(state, settings_of(state).judge_batch)
     return [Send("judge_citations", t) for t in tasks] or route_after_settle(state)
 
 

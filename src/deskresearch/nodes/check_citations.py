@@ -29,10 +29,9 @@ from deskresearch.grounding.ledger import ledger_evidence
 from deskresearch.grounding.lexical import Evidence, check_sentence
 from deskresearch.grounding.weigh import weighed
 from deskresearch.nodes.branch_state import JudgeTask
-from deskresearch.nodes.fitting import fact_numbers, fit_prompt, fitted_note, halves, prompt_fits
+from deskresearch.nodes.fitting import RELEVANT, fact_numbers, fit_prompt, fitted_note
 from deskresearch.progress import emit
 from deskresearch.prompts import judge_citations as prompt
-from deskresearch.records import Source
 from deskresearch.services.base import ChatService, TokenCounter
 from deskresearch.services.model.asking import ask
 from deskresearch.services.model.tokens import served_window
@@ -141,20 +140,31 @@ def named_quote(j: Judgement, ledger: Mapping[int, Evidence]) -> str:
     return ev.quotes[j.fact - 1]
 
 
-def verified(check: SentenceCheck, j: Judgement, ledger: Mapping[int, Evidence]) -> SentenceCheck:
+def verified(
+    check: SentenceCheck,
+    j: Judgement,
+    ledger: Mapping[int, Evidence],
+    listed: Mapping[int, Collection[int]] | None = None,
+) -> SentenceCheck:
     """Turn the model's verdict into a status, weighed against what code can check of it.
 
     The judge names a fact by its number; code weighs the verdict with that fact's quote (a
     number it can look up, where a quote it copied would have to be found in the page).
+    ``listed``: the facts its prompt showed of each source, when not all (a number it was not
+    shown is a guess, taken as no fact).
     """
     if j.verdict == "unsupported":
         return weighed(check, j.verdict, j.source, "", ledger)
+    unseen = listed is not None and j.fact not in listed.get(j.source or 0, ())
     no_quote = (
         f"the judge named no fact of source [{j.source}]"
         if j.fact is None
+        else f"the judge named fact ({j.fact}), which its prompt did not show of source [{j.source}]"
+        if unseen
         else f"the judge named fact ({j.fact}), which source [{j.source}] does not have"
     )
-    return weighed(check, j.verdict, j.source, named_quote(j, ledger), ledger, no_quote=no_quote)
+    quote = "" if unseen else named_quote(j, ledger)
+    return weighed(check, j.verdict, j.source, quote, ledger, no_quote=no_quote)
 
 
 def split_batches(
@@ -205,37 +215,18 @@ def split_batches(
     return out[::-1]
 
 
-def judge_tasks(state: ResearchState, size: int, window: int | None = None) -> list[JudgeTask]:
-    """One task per batch of the sentences check_citations left pending (see split_batches).
-
-    With ``window`` (what a local server gives the judge model, ``served_window``), a batch
-    whose prompt would not fit it is judged in halves, down to one sentence a call: a prompt
-    cut there would leave the batch unchecked.
-    """
+def judge_tasks(state: ResearchState, size: int) -> list[JudgeTask]:
+    """One task per batch of the sentences check_citations left pending (see split_batches)."""
     pending = [c for c in state["checks"] if c["status"] == "pending"]
     by_id = {s["id"]: s for s in state["sources"]}
     shown = [sorted({*c["cites"], *c["candidates"]} & set(by_id)) for c in pending]
     weight = {sid: len(prompt.format_evidence({sid: by_id[sid]}, numbered=True)) for sid in by_id}
     keys = [(c["section"], c["unit"]) for c in pending]
-
-    def sources_of(group: list[int]) -> list[Source]:
-        return [by_id[sid] for sid in sorted({sid for i in group for sid in shown[i]})]
-
-    def fits(group: list[int]) -> bool:
-        sentences = [
-            (n + 1, pending[i]["sentence"], pending[i]["cites"]) for n, i in enumerate(group)
-        ]
-        messages = prompt.render(
-            sentences=sentences, sources={s["id"]: s for s in sources_of(group)}
-        )
-        return prompt_fits(messages, window, JUDGE_RESERVE) if window else True
-
     groups = split_batches(keys, size, shown, weight)
-    groups = [part for g in groups for part in halves(g, fits)] if window else groups
     read = {p["text_hash"]: p for p in state["pages"]}
     tasks = []
     for n, group in enumerate(groups):
-        sources = sources_of(group)
+        sources = [by_id[sid] for sid in sorted({sid for i in group for sid in shown[i]})]
         hashes = dict.fromkeys(s["text_hash"] for s in sources if s["text_hash"] in read)
         tasks.append(JudgeTask(batch=n + 1, batches=len(groups), pending=len(pending),
                                checks=[pending[i] for i in group], sources=sources,
@@ -256,7 +247,7 @@ async def judge_citations(
     sentences = [(n + 1, c["sentence"], c["cites"]) for n, c in enumerate(batch)]
     sources, window = {s["id"]: s for s in state["sources"]}, served_window(ctx, spec)
     ranked = fact_numbers(state["sources"], [c["sentence"] for c in batch], rank=bool(window))
-    messages, fitted = fit_prompt(
+    messages, fitted = await fit_prompt(
         ranked,
         lambda groups: prompt.render(sentences=sentences, sources=sources,
                                      shown=dict(zip(sources, groups, strict=True))),
@@ -268,16 +259,17 @@ async def judge_citations(
     ledger = ledger_evidence(state["sources"], state["pages"])
     verdicts = {j.sentence: j for j in answer.value.judgements} if answer.value else {}
     out: list[SentenceCheck] = []
+    listed = dict(zip(sources, fitted.groups, strict=True)) if fitted.cap else None
     for n, check in enumerate(batch):
         j = verdicts.get(n + 1)
         if j is None:
             why = answer.problem or "the judge gave no verdict for it"
             out.append({**check, "status": "unchecked", "reason": f"not checked: {why}"})
         else:
-            out.append(verified(check, j, ledger))
+            out.append(verified(check, j, ledger, listed))
     emit(runtime, "judge_citations", "finished", batch=state["batch"], **_counts(out))
     subject = f"batch {state['batch']} of {state['batches']}"
-    provenance = fitted_note("judge_citations", subject, fitted, ctx, spec)
+    provenance = fitted_note("judge_citations", subject, fitted, ctx, spec, which=RELEVANT)
     return {"judged": out, "usage": answer.usage, "provenance": provenance}
 
 

@@ -83,7 +83,7 @@ async def plan_report(
     ctx = resolve(runtime)
     spec, sources = ctx.report_spec(), state["sources"]
     low, high = sections_for(len(sources))
-    messages, fitted = fit_sources(
+    messages, fitted = await fit_sources(
         sources,
         lambda shown: prompt.render(topic=state["topic"], sources=shown, words=ctx.report_words,
                                     min_sections=low, max_sections=high,

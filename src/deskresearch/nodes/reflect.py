@@ -173,16 +173,16 @@ async def reflect(
             return prompt.render(
                 topic=state["topic"],
                 queries=searched,
-                facts=[(claim, page) for facts in pages for claim, _, page in facts],
+                facts=[(claim, page) for listed in pages for claim, _, page in listed],
                 allowed=0 if last else ctx.followups_per_round,
                 language=state["language"],
             )
 
         by_page = [list(g) for _, g in groupby(facts, key=lambda f: f[2])]
-        messages, fitted = fit_prompt(by_page, render, window=served_window(ctx, spec),
+        messages, fitted = await fit_prompt(by_page, render, window=served_window(ctx, spec),
                                       reserve=OUTPUT_RESERVE, tokens=tokens)  # fmt: skip
         facts = [f for page in fitted.groups for f in page]  # the numbers the model sees
-        provenance = fitted_note("reflect", state["topic"], fitted, ctx, spec, "page")
+        provenance = fitted_note("reflect", state["topic"], fitted, ctx, spec, group="page")
         asked = await ask(llm, messages, Reflection, spec=spec, stage="reflect")
         answer, usage = asked.value, asked.usage
     gaps = [" ".join(g.split())[:300] for g in (answer.gaps if answer else []) if g.strip()]

@@ -31,7 +31,7 @@ from deskresearch.grounding.lexical import Evidence, check_sentence, evidence_te
 from deskresearch.grounding.numbers import missing_figures
 from deskresearch.grounding.quotes import find_quote
 from deskresearch.grounding.weigh import unbacked
-from deskresearch.nodes.fitting import fact_numbers, fit_prompt, fitted_note
+from deskresearch.nodes.fitting import RELEVANT, fact_numbers, fit_prompt, fitted_note
 from deskresearch.progress import emit
 from deskresearch.prompts import repair_report as prompt
 from deskresearch.records import Dispute, Opinion, Provenance, Usage
@@ -172,7 +172,7 @@ async def repair_report(
         shown = {sid: by_id[sid] for sid in sorted(allowed) if sid in by_id}
         spec, window = ctx.judge_spec(), served_window(ctx, ctx.judge_spec())
         said = [checks[i]["sentence"] for i in asked]
-        messages, fitted = fit_prompt(
+        messages, fitted = await fit_prompt(
             fact_numbers(list(shown.values()), said, rank=bool(window)),
             lambda groups: prompt.render(
                 sentences=[(n + 1, said[n], checks[i]["reason"]) for n, i in enumerate(asked)],
@@ -184,7 +184,7 @@ async def repair_report(
             ),
             window=window, reserve=REPAIR_RESERVE, tokens=tokens,
         )  # fmt: skip
-        provenance = fitted_note("repair_report", state["topic"], fitted, ctx, spec)
+        provenance = fitted_note("repair_report", state["topic"], fitted, ctx, spec, which=RELEVANT)
         emit(runtime, "repair_report", "started", sentences=len(asked), disputed=len(disputed))
         answer = await ask(llm, messages, Fixes, spec=spec, stage="repair_report")
         usage = answer.usage

@@ -38,7 +38,7 @@ async def write_report(
     sources = state["sources"]
     attempt = state["report_attempts"] + 1
     spec = ctx.report_spec()
-    messages, fitted = fit_sources(
+    messages, fitted = await fit_sources(
         sources,
         lambda shown: prompt.render(
             topic=state["topic"],

@@ -71,7 +71,7 @@ async def write_section(
     """Write one section from its sources' facts."""
     ctx = resolve(runtime)
     plan, spec = state["plan"], ctx.report_spec()
-    messages, fitted = fit_sources(
+    messages, fitted = await fit_sources(
         state["sources"],
         lambda shown: prompt.render(
             topic=state["topic"],

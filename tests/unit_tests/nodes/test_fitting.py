@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from deskresearch.config.context import Context
-from deskresearch.nodes.fitting import answer_reserve, halves
+from deskresearch.nodes.fitting import answer_reserve
 from deskresearch.nodes.reflect import FollowUp, Reflection, reflect
 from deskresearch.nodes.write_report import write_report
 from deskresearch.prompts.fit import fit_groups
@@ -19,12 +19,6 @@ from tests.support.fakes import ScriptedChat, runtime
 pytestmark = pytest.mark.anyio
 LOCAL = "ollama:llama3.1"  # Ollama: 4,096 tokens unless started with more
 HOSTED = "openai:gpt-4o-mini"
-
-
-@pytest.fixture(autouse=True)
-def _no_endpoint_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def test_groups_keep_their_first_items_up_to_the_largest_cap_that_fits() -> None:
@@ -47,22 +41,19 @@ def test_what_fits_whole_is_left_whole_and_nothing_is_cut_below_the_least() -> N
     assert never.groups == [[1], [4]] and never.cap == 1, "a source keeps one fact to be cited"
 
 
-def test_a_list_is_halved_until_each_part_fits_or_is_one_item() -> None:
-    assert halves(list(range(8)), lambda part: len(part) <= 3) == [[0, 1], [2, 3], [4, 5], [6, 7]]
-    assert halves([1, 2, 3], lambda part: False) == [[1], [2], [3]]
-    assert halves([1, 2, 3], lambda part: True) == [[1, 2, 3]]
-
-
 def test_a_local_servers_window_is_its_default_or_the_setting_within_the_models_own() -> None:
     def window(**kw: Any) -> int | None:
         ctx = Context(**kw)
         return served_window(ctx, ctx.report_spec())
 
     assert window(report_model=LOCAL) == 4096
-    assert window(report_model=LOCAL, summary_context_window=16_384) == 16_384
-    assert window(report_model="ollama:gemma2", summary_context_window=32_768) == 8192
+    assert window(report_model="ollama:gemma2:2b") == 4096  # its name allows 8,192
+    local = {"summary_model": LOCAL, "summary_context_window": 32_768}
+    assert window(report_model=LOCAL, **local) == 32_768, "the server's setting"
+    assert window(report_model="ollama:gpt-oss:20b", **local) == 32_768, "never capped by a name"
+    assert window(report_model=LOCAL, summary_model=HOSTED, summary_context_window=128_000) == 4096
     assert window(report_model=HOSTED) is None, "a hosted API answers a prompt too long with 400"
-    assert window(report_model=HOSTED, summary_context_window=2048) is None
+    assert window(report_model=HOSTED, **local) is None
 
 
 def ledger(n: int, facts: int) -> list[Source]:
@@ -147,4 +138,4 @@ async def test_a_reflections_fact_numbers_name_the_facts_the_model_was_shown() -
     [note] = [
         p for p in update["provenance"] if p["outcome"] == "skipped" and "left out" in p["reason"]
     ]
-    assert "each page kept at most its first" in note["reason"]
+    assert "(each page kept at most its first " in note["reason"]

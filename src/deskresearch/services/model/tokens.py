@@ -87,14 +87,19 @@ def served_window(ctx: Context, spec: ModelSpec) -> int | None:
     """The context a local server gives ``spec``'s model, which its prompts must fit; else None.
 
     A local server (Ollama, llama.cpp, LM Studio) loads every model with 4,096 tokens unless
-    started with more, and Ollama cuts a longer prompt without a word; ``summary_context_window``
-    says what it was started with (one server, one setting), the name's window bounding both.
-    A hosted API knows its model's window and answers a longer prompt with HTTP 400: None.
+    started with more, and Ollama cuts a longer prompt without a word. With the summary model
+    on a local server too, ``summary_context_window`` says what it was started with (one server,
+    one setting; a number the user gave, never capped by a name's window); else the default,
+    within the name's window. A hosted API knows its model's window and answers a longer prompt
+    with HTTP 400: None.
     """
     served = local_window(endpoint_for(spec.base_url, os.environ)[0])
     if served is None:
         return None
-    return min(context_window(spec.model), ctx.summary_context_window or served)
+    summary_local = local_window(endpoint_for(ctx.summary_spec().base_url, os.environ)[0])
+    if ctx.summary_context_window and summary_local is not None:
+        return ctx.summary_context_window
+    return min(context_window(spec.model), served)
 
 
 def seed_tiktoken_cache(name: str = ENCODING) -> bool:
