@@ -7,6 +7,7 @@ fake model here does the same (``context_tokens``), answered through the real Ch
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ async def test_a_run_on_a_small_local_window_fits_every_report_prompt_and_ends_o
     web: FakeWeb,
 ) -> None:
     web.model.context_tokens, web.model.facts_per_chunk = WINDOW, 8  # facts enough to overflow
-    graph = build_graph(**{**services_for(web), "llm": chat_over(web.model)})
+    graph: Any = build_graph(**{**services_for(web), "llm": chat_over(web.model)})
     ctx = context_for(web, summary_model="ollama:llama3.1", report_model="ollama:llama3.1",
                       summary_context_window=WINDOW)  # fmt: skip
     out = await graph.ainvoke({"topic": "EV battery recycling"}, context=ctx)

@@ -385,7 +385,7 @@ async def test_a_judge_prompt_on_a_local_window_keeps_the_deciding_facts_under_t
     filler = [{"claim": f"Filler {k}: the town council met on Tuesday about parks and roads.",
                "quote": f"Filler {k}: the town council met on Tuesday about parks."}
               for k in range(60)]  # fmt: skip
-    big = {**s, "sources": [{**x, "facts": [*filler, *x["facts"]]} for x in s["sources"]]}
+    big: Any = {**s, "sources": [{**x, "facts": [*filler, *x["facts"]]} for x in s["sources"]]}
     [task] = judge_tasks(big, 50)
     assert [c["sentence"][:7] for c in task["checks"]] == ["Hydrome", "About 5"]
     verdicts = Judgements(judgements=[

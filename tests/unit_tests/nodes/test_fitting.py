@@ -115,7 +115,7 @@ def pages(n: int, facts: int) -> list[dict[str, Any]]:
 
 async def test_a_reflections_fact_numbers_name_the_facts_the_model_was_shown() -> None:
     """The numbers a follow-up gives are those of the fitted prompt, not of the whole ledger."""
-    state = {"topic": "Who recovers cobalt?", "language": "en", "round": 1, "round_started": 0.0,
+    state: Any = {"topic": "Who recovers cobalt?", "language": "en", "round": 1, "round_started": 0.0,
              "keywords": ["cobalt"], "queries": ["cobalt recovery"], "pages": pages(3, 60),
              "rounds": [], "followups": [], "usage": [], "read_urls": [], "run_id": "r",
              "budget_stopped": False, "ranked": []}  # fmt: skip
