@@ -179,8 +179,9 @@ async def reflect(
             )
 
         by_page = [list(g) for _, g in groupby(facts, key=lambda f: f[2])]
-        messages, fitted = await fit_prompt(by_page, render, window=served_window(ctx, spec),
-                                      reserve=OUTPUT_RESERVE, tokens=tokens)  # fmt: skip
+        messages, fitted = await fit_prompt(
+            by_page, render, window=served_window(ctx, spec), reserve=OUTPUT_RESERVE, tokens=tokens
+        )
         facts = [f for page in fitted.groups for f in page]  # the numbers the model sees
         provenance = fitted_note("reflect", state["topic"], fitted, ctx, spec, group="page")
         asked = await ask(llm, messages, Reflection, spec=spec, stage="reflect")

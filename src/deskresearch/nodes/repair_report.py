@@ -169,18 +169,18 @@ async def repair_report(
         unit_ids = sorted({checks[i]["unit"] for i in asked})
         allowed = {sid for u in unit_ids for c in checks if c["unit"] == u for sid in c["cites"]}
         by_id = {s["id"]: s for s in state["sources"]}
-        shown = {sid: by_id[sid] for sid in sorted(allowed) if sid in by_id}
+        cited = {sid: by_id[sid] for sid in sorted(allowed) if sid in by_id}
         spec, window = ctx.judge_spec(), served_window(ctx, ctx.judge_spec())
         said = [checks[i]["sentence"] for i in asked]
         messages, fitted = await fit_prompt(
-            fact_numbers(list(shown.values()), said, rank=bool(window)),
+            fact_numbers(list(cited.values()), said, rank=bool(window)),
             lambda groups: prompt.render(
                 sentences=[(n + 1, said[n], checks[i]["reason"]) for n, i in enumerate(asked)],
                 paragraphs=[units[u].render() for u in unit_ids],
-                sources=shown,
+                sources=cited,
                 language=state["language"],
                 check_first={n + 1 for n, i in enumerate(asked) if i in disputed},
-                shown=dict(zip(shown, groups, strict=True)),
+                shown=dict(zip(cited, groups, strict=True)),
             ),
             window=window, reserve=REPAIR_RESERVE, tokens=tokens,
         )  # fmt: skip
