@@ -171,15 +171,19 @@ class Session:
         key = (plan.settings.get("checkpoints"), ctx.base_url, ctx.summary_model,
                ctx.report_model, ctx.judge_model, ctx.search, ctx.searxng_url,
                ctx.tavily_base_url, plan.resumed)  # fmt: skip
-        if self._reached is not None and key in self._reached:
-            return ()  # said to the session's first run
-        notices: tuple[str, ...] = ()
-        if not plan.finished:
-            notices = tuple(await reach(plan.context, plan.settings, entry=self.entry,
-                                        new=not plan.resumed))  # fmt: skip
         if self._reached is not None:
-            self._reached.add(key)
-        return notices
+            if key in self._reached:
+                return ()  # said to the session's first run
+            self._reached.add(key)  # before the check: the topics a batch starts together ask once
+        try:
+            if plan.finished:
+                return ()
+            return tuple(await reach(plan.context, plan.settings, entry=self.entry,
+                                     new=not plan.resumed))  # fmt: skip
+        except BaseException:
+            if self._reached is not None:
+                self._reached.discard(key)  # not reached: the next topic checks again
+            raise
 
     # ---- running it -------------------------------------------------------------------------
 
