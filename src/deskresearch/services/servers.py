@@ -35,7 +35,13 @@ from deskresearch.config.context import Context
 from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for, split_model
 from deskresearch.errors import ConfigError, Unreachable, in_words
 from deskresearch.safety.masking import mask_secrets
-from deskresearch.services.preflight import TIMEOUT_S, endpoints, origin_of, where_from
+from deskresearch.services.preflight import (
+    TIMEOUT_S,
+    endpoints,
+    origin_of,
+    where_from,
+    window_notice,
+)
 from deskresearch.services.search.checks import credits_left, credits_used_up
 from deskresearch.services.storage.checkpoints import NO_POSTGRES, POSTGRES_SCHEMES
 from deskresearch.text.plural import plural
@@ -267,7 +273,8 @@ async def check_network(
 ) -> list[str]:
     """Check that the servers the run needs answer: one quick request each, at the same time.
 
-    Returns the notices: what may go wrong yet does not stop the run (Tavily's credits).
+    Returns the notices: what may go wrong yet does not stop the run (Tavily's credits, a
+    local server's window taken as its default).
 
     ``providers``: False to check only the checkpoint database (the model and search servers
     are another machine's: a Ray node's, a LangGraph server's). ``new``: False for a resumed
@@ -292,7 +299,8 @@ async def check_network(
     for result in results:
         if isinstance(result, BaseException):
             raise result
-    return [notice for result in results if isinstance(result, list) for notice in result]
+    said = window_notice(ctx, env) if providers and new else []
+    return [notice for result in results if isinstance(result, list) for notice in result] + said
 
 
 def check_ray_address(address: str) -> None:

@@ -167,3 +167,38 @@ def test_the_default_chain_s_notice_names_duckduckgo_and_an_unstated_cap_says_ma
         "credits may go to duckduckgo. Add credits at app.tavily.com, or name another engine "
         "with --search"
     ]
+
+
+def test_a_local_summary_server_taken_at_its_default_window_is_said_once() -> None:
+    """Nothing asks the server what it was started with: the run says what it assumes."""
+    from deskresearch.services.preflight import window_notice
+
+    local = Context(summary_model="ollama:llama3.1", report_model="ollama:llama3.1")
+    [said] = window_notice(local, {})
+    assert said.startswith("http://localhost:11434/v1 is a local server: its models are taken")
+    assert "4,096-token context" in said and "--summary-context-window" in said
+    env = {"OPENAI_BASE_URL": "http://gpu-box:11434/v1"}  # Ollama's port on another machine
+    assert window_notice(Context(summary_model="llama3.1"), env), "known by its port"
+    assert (
+        window_notice(Context(summary_model="ollama:llama3.1", summary_context_window=4096), {})
+        == []
+    )
+    assert window_notice(Context(summary_model="gpt-4o-mini"), {}) == [], "a hosted API"
+    assert window_notice(Context(summary_model="vllm:qwen2.5"), {}) == [], "vLLM serves its own"
+
+
+def test_the_window_notice_comes_with_a_new_runs_network_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deskresearch.services import servers
+
+    async def answers(*args: object, **kw: object) -> None:  # the servers, as if they answered
+        return None
+
+    monkeypatch.setattr(servers, "_model_endpoint", answers)
+    monkeypatch.setattr(servers, "_search_engines", answers)
+    ctx = Context(summary_model="ollama:llama3.1", report_model="ollama:llama3.1")
+    new = asyncio.run(check_network(ctx, checkpoints=None, environ={}, new=True))
+    assert [n.split(" is a local")[0] for n in new] == ["http://localhost:11434/v1"]
+    assert asyncio.run(check_network(ctx, checkpoints=None, environ={}, new=False)) == []
+    assert asyncio.run(check_network(ctx, checkpoints=None, environ={}, providers=False)) == []
