@@ -115,7 +115,7 @@ def endpoints(ctx: Context, environ: Mapping[str, str]) -> dict[str, tuple[str, 
 def window_notice(ctx: Context, environ: Mapping[str, str]) -> list[str]:
     """A notice when the summary model's local server is taken to give the default window.
 
-    Ollama gives 32,768 tokens on a machine with 24 GiB of VRAM or more, and a server may have
+    Ollama gives 32k tokens on a machine with 24 GiB of VRAM (256k on 48), and a server may have
     been started with more: nothing asks it, so the run says what it assumes and how to say
     more. Setting ``summary_context_window`` (4096 too) is the answer that ends the notice.
     """
