@@ -1,6 +1,6 @@
 """Grounding benchmark: does the citation check catch planted faults and leave correct sentences?
 
-``python -m bench.grounding [--judge-error-rate 0.2] [--judge-batch N] [--report NAME ...]``
+``python -m bench.grounding [--judge-error-rate 0.2] [--judge-batch N] [--local-window N] [--report NAME ...]``
 
 Each report of ``bench/grounding_cases.json`` (hand-labelled cited sentences over ledgers built
 from real pages) is put into the real compiled graph as if write_report had just finished
@@ -26,6 +26,7 @@ from typing import Any
 from bench.grounding_data import ROOT, Labelled, Outcome, Report, Run, load_reports
 from bench.grounding_report import print_results
 from bench.web import web_process
+from deskresearch.config.providers import OLLAMA_PORT
 from deskresearch.grounding.citations import without_citations
 
 LATENCY = {"call_s": 0.3, "per_out_token_s": 0.003}
@@ -75,6 +76,14 @@ async def run_report(graph: Any, report: Report, context: Any) -> Run:
     if not path or path[0] != "check_citations" or path[-1] != "finish_report":
         raise SystemExit(f"{report.name}: the graph ran {path}, not the citation check")
     return Run(report.name, tuple(path), wall, dict(calls), tokens, list(out["citations"]))
+
+
+def port_free(port: int) -> bool:
+    """Whether nothing listens on ``port`` of the loopback (the fake web may take it)."""
+    import socket
+
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) != 0
 
 
 def _norm(text: str) -> str:
@@ -128,15 +137,16 @@ def outcomes(report: Report, run: Run) -> list[Outcome]:
 
 
 async def _bench(
-    reports: list[Report], error_rate: float, seed: int, alike: bool, settings: dict[str, Any]
-) -> tuple[list[Run], list[Any], float]:
+    reports: list[Report], error_rate: float, seed: int, alike: bool, settings: dict[str, Any],
+    port: int = 0,
+) -> tuple[list[Run], list[Any], float]:  # fmt: skip
     sys.path.insert(0, str(ROOT))
     from langgraph.checkpoint.memory import InMemorySaver
 
     from tests.support.runs import context_for, graph_for
 
     model = {"judge_error_rate": error_rate, "judge_seed": seed, "errs_alike": alike}
-    with web_process(LATENCY, model=model) as (web, _):
+    with web_process(LATENCY, port=port, model=model) as (web, _):
         graph = graph_for(web, checkpointer=InMemorySaver())
         context = context_for(web, **settings)
         runs = [await run_report(graph, r, context) for r in reports]
@@ -162,6 +172,10 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="cited sentences per judge call (default: the judge_batch setting's)",
     )
+    parser.add_argument("--local-window", type=int, metavar="TOKENS",
+                        help="serve the fake model on Ollama's port (11434, which must be free) "
+                        "with summary_context_window TOKENS: the judge's and the rewrite's "
+                        "prompts are fitted to that window, as on a local server")  # fmt: skip
     parser.add_argument("--report", action="append", metavar="NAME",
                         help="run only this report (repeatable)")  # fmt: skip
     args = parser.parse_args(argv)
@@ -170,9 +184,15 @@ def main(argv: list[str] | None = None) -> int:
     reports = load_reports(set(args.report) if args.report else None)
     if not reports:
         parser.error(f"no report named {args.report}")
-    settings = {"judge_batch": args.judge_batch} if args.judge_batch else {}
+    settings: dict[str, Any] = {"judge_batch": args.judge_batch} if args.judge_batch else {}
+    port = 0
+    if args.local_window:
+        if not port_free(OLLAMA_PORT):
+            parser.error(f"--local-window serves the fake model on port {OLLAMA_PORT}: it is taken")
+        settings["summary_context_window"], port = args.local_window, OLLAMA_PORT
+        settings["base_url"] = f"http://127.0.0.1:{OLLAMA_PORT}/v1"  # the run's endpoint: local
     runs, misjudged, model_s = asyncio.run(
-        _bench(reports, args.judge_error_rate, args.judge_seed, args.errs_alike, settings)
+        _bench(reports, args.judge_error_rate, args.judge_seed, args.errs_alike, settings, port)
     )
     results = [o for r, run in zip(reports, runs, strict=True) for o in outcomes(r, run)]
     print_results(results, runs, misjudged, error_rate=args.judge_error_rate,

@@ -144,27 +144,29 @@ def verified(
     check: SentenceCheck,
     j: Judgement,
     ledger: Mapping[int, Evidence],
-    listed: Mapping[int, Collection[int]] | None = None,
+    listed: Mapping[int, Sequence[int]] | None = None,
 ) -> SentenceCheck:
     """Turn the model's verdict into a status, weighed against what code can check of it.
 
     The judge names a fact by its number; code weighs the verdict with that fact's quote (a
     number it can look up, where a quote it copied would have to be found in the page).
-    ``listed``: the facts its prompt showed of each source, when not all (a number it was not
-    shown is a guess, taken as no fact).
+    ``listed``: when its prompt listed only some facts of each source, their numbers in the
+    source, in the order listed (the judge's (1) is the first); a number past them is no fact.
     """
     if j.verdict == "unsupported":
         return weighed(check, j.verdict, j.source, "", ledger)
-    unseen = listed is not None and j.fact not in listed.get(j.source or 0, ())
+    if listed is not None and j.fact is not None:
+        shown = listed.get(j.source or 0, ())
+        if not 1 <= j.fact <= len(shown):
+            no_quote = f"the judge named fact ({j.fact}), which its prompt did not list for source [{j.source}]"
+            return weighed(check, j.verdict, j.source, "", ledger, no_quote=no_quote)
+        j = j.model_copy(update={"fact": shown[j.fact - 1]})  # its number in the source
     no_quote = (
         f"the judge named no fact of source [{j.source}]"
         if j.fact is None
-        else f"the judge named fact ({j.fact}), which its prompt did not show of source [{j.source}]"
-        if unseen
         else f"the judge named fact ({j.fact}), which source [{j.source}] does not have"
     )
-    quote = "" if unseen else named_quote(j, ledger)
-    return weighed(check, j.verdict, j.source, quote, ledger, no_quote=no_quote)
+    return weighed(check, j.verdict, j.source, named_quote(j, ledger), ledger, no_quote=no_quote)
 
 
 def split_batches(
@@ -240,7 +242,7 @@ async def judge_citations(
     """Ask the model, in one call, about one batch of the sentences code left pending.
 
     On a local server's window, a prompt too long keeps of each source the facts that share
-    most words with the batch's sentences, under their own numbers (at least one a source).
+    most words with the batch's sentences (at least one a source), numbered as listed.
     """
     ctx = resolve(runtime)
     batch, spec = state["checks"], ctx.judge_spec()
@@ -259,7 +261,11 @@ async def judge_citations(
     ledger = ledger_evidence(state["sources"], state["pages"])
     verdicts = {j.sentence: j for j in answer.value.judgements} if answer.value else {}
     out: list[SentenceCheck] = []
-    listed = dict(zip(sources, fitted.groups, strict=True)) if fitted.cap else None
+    listed = (
+        {sid: sorted(g) for sid, g in zip(sources, fitted.groups, strict=True)}
+        if fitted.cap
+        else None
+    )
     for n, check in enumerate(batch):
         j = verdicts.get(n + 1)
         if j is None:

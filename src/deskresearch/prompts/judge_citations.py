@@ -49,18 +49,20 @@ def format_evidence(
 ) -> str:
     """Render the sources' facts: each claim with the quote that states it.
 
-    ``numbered``: each fact carries its number in its source, ``(1)`` first, for the judge to
-    name (a number is a few tokens of output where a copied quote is dozens). ``shown``: the
-    numbers of the facts to list, per source (default all); the others are said to be left out.
+    ``numbered``: each fact carries its number, ``(1)`` first, for the judge to name (a number
+    is a few tokens of output where a copied quote is dozens). ``shown``: the numbers in its
+    source of the facts to list (default all), the others said to be left out; the listed ones
+    are numbered from 1 as listed, gaps closed, so a model that counts them names the same
+    number as one that reads it (``check_citations.verified`` maps it back).
     """
     blocks = []
     for sid, s in sorted(sources.items()):
         listed = [
-            (n, f) for n, f in enumerate(s["facts"], 1) if shown is None or n in shown.get(sid, ())
+            f for n, f in enumerate(s["facts"], 1) if shown is None or n in shown.get(sid, ())
         ]
         facts = "\n".join(
             f'- {f"({n}) " * numbered}{data(f["claim"])}\n  quote: "{data(f["quote"])}"'
-            for n, f in listed
+            for n, f in enumerate(listed, 1)
         )
         if left := len(s["facts"]) - len(listed):
             facts += f"\n- ({left} other facts of this source left out to fit the window)"

@@ -1,3 +1,4 @@
+import re
 from typing import Any, cast
 
 import pytest
@@ -378,9 +379,11 @@ def test_the_judge_prompt_numbers_each_sources_facts_and_the_rewrite_prompt_does
     )
 
 
-async def test_a_judge_prompt_on_a_local_window_keeps_the_deciding_facts_under_their_numbers() -> (
+async def test_a_judge_prompt_on_a_local_window_keeps_the_deciding_facts_numbered_as_listed() -> (
     None
 ):
+    """Listed facts are numbered 1, 2, ... as listed (a model that counts them and one that
+    reads the numbers name the same); code maps the number back to the fact in the source."""
     s = await checked()
     filler = [{"claim": f"Filler {k}: the town council met on Tuesday about parks and roads.",
                "quote": f"Filler {k}: the town council met on Tuesday about parks."}
@@ -388,28 +391,34 @@ async def test_a_judge_prompt_on_a_local_window_keeps_the_deciding_facts_under_t
     big: Any = {**s, "sources": [{**x, "facts": [*filler, *x["facts"]]} for x in s["sources"]]}
     [task] = judge_tasks(big, 50)
     assert [c["sentence"][:7] for c in task["checks"]] == ["Hydrome", "About 5"]
+    ctx = Context(judge_model="ollama:llama3.1")
+    probe = ScriptedChat({"judge_citations": [Judgements(judgements=[])]})
+    await judge_citations(task, runtime(ctx), llm=probe, tokens=TiktokenCounter())
+    sent = prompt_text(probe.calls[0][1])
+    assert count_tokens(sent) <= 4096 - JUDGE_RESERVE
+    assert "other facts of this source left out to fit the window" in sent
+    assert "Filler 59:" not in sent, "the facts sharing no word with the sentences go first"
+    listed = re.search(rf"- \((\d+)\) {re.escape(CLAIMS[3])}", sent)
+    assert listed, "the deciding fact (the source's 61st) is listed"
+    shown = int(listed.group(1))
+    assert 1 < shown < 61 and f"({shown + 1}) " not in sent.split("[3] ", 1)[1], "gaps closed"
     verdicts = Judgements(judgements=[
-        Judgement(sentence=1, verdict="other_source", source=2, fact=60),  # a filler not shown
-        Judgement(sentence=2, verdict="supported", source=3, fact=61),
+        Judgement(sentence=1, verdict="other_source", source=2, fact=60),  # past the listed
+        Judgement(sentence=2, verdict="supported", source=3, fact=shown),
     ])  # fmt: skip
     llm = ScriptedChat({"judge_citations": [verdicts]})
-    ctx = Context(judge_model="ollama:llama3.1")
     out = await judge_citations(task, runtime(ctx), llm=llm, tokens=TiktokenCounter())
-    sent = prompt_text(llm.calls[0][1])
-    assert count_tokens(sent) <= 4096 - JUDGE_RESERVE
-    assert f"(61) {CLAIMS[3]}" in sent, "the deciding fact, under its number in the source"
-    assert "other facts of this source left out to fit the window" in sent
-    assert "(60) Filler 59" not in sent, "the facts sharing no word with the sentence go first"
     guessed, right = out["judged"]
     assert (right["status"], right["source"], right["quote"]) == ("supported", 3, QUOTES[3])
-    assert "which its prompt did not show of source [2]" in guessed["reason"]
-    assert guessed["status"] != "re-cited", "a number it was not shown is not believed"
+    assert "which its prompt did not list for source [2]" in guessed["reason"]
+    assert guessed["status"] != "re-cited", "a number past the listed facts is not believed"
     [note] = out["provenance"]
     assert note["stage"] == "judge_citations" and "left out of the prompt" in note["reason"]
     assert "sharing most words with the sentences" in note["reason"]
     hosted = ScriptedChat({"judge_citations": [verdicts]})
     out = await judge_citations(task, runtime(), llm=hosted, tokens=TiktokenCounter())
     assert "left out" not in prompt_text(hosted.calls[0][1]) and out["provenance"] == []
+    assert f"(61) {CLAIMS[3]}" in prompt_text(hosted.calls[0][1]), "whole: the source's numbers"
 
 
 async def test_the_rewrite_on_a_local_window_keeps_the_facts_of_its_sentences() -> None:
