@@ -29,12 +29,11 @@ from deskresearch.grounding.ledger import ledger_evidence
 from deskresearch.grounding.lexical import Evidence, check_sentence
 from deskresearch.grounding.weigh import weighed
 from deskresearch.nodes.branch_state import JudgeTask
-from deskresearch.nodes.fitting import RELEVANT, fact_numbers, fit_prompt, fitted_note
+from deskresearch.nodes.fitting import RELEVANT, fit_relevant, fitted_note
 from deskresearch.progress import emit
 from deskresearch.prompts import judge_citations as prompt
 from deskresearch.services.base import ChatService, TokenCounter
 from deskresearch.services.model.asking import ask
-from deskresearch.services.model.tokens import served_window
 from deskresearch.state import CheckStatus, ResearchState, SentenceCheck
 
 JUDGE_RESERVE = 1024  # tokens kept free for a batch's verdicts on a local server's window
@@ -247,13 +246,11 @@ async def judge_citations(
     ctx = resolve(runtime)
     batch, spec = state["checks"], ctx.judge_spec()
     sentences = [(n + 1, c["sentence"], c["cites"]) for n, c in enumerate(batch)]
-    sources, window = {s["id"]: s for s in state["sources"]}, served_window(ctx, spec)
-    ranked = fact_numbers(state["sources"], [c["sentence"] for c in batch], rank=bool(window))
-    messages, fitted = await fit_prompt(
-        ranked,
-        lambda groups: prompt.render(sentences=sentences, sources=sources,
-                                     shown=dict(zip(sources, groups, strict=True))),
-        window=window, reserve=JUDGE_RESERVE, tokens=tokens,
+    sources = {s["id"]: s for s in state["sources"]}
+    messages, fitted = await fit_relevant(
+        sources, [c["sentence"] for c in batch],
+        lambda shown: prompt.render(sentences=sentences, sources=sources, shown=shown),
+        ctx=ctx, spec=spec, reserve=JUDGE_RESERVE, tokens=tokens,
     )  # fmt: skip
     emit(runtime, "judge_citations", "started", sentences=len(batch), batch=state["batch"],
          batches=state["batches"], pending=state["pending"])  # fmt: skip

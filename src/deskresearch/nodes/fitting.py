@@ -1,7 +1,8 @@
 """The report's prompts fitted to the window a local server gives its model, and the note saying so.
 
-Used by reflect, plan_report, write_section, write_report, judge_citations and repair_report:
-each renders its prompt from groups of facts (``prompts.fit``). A run on a hosted API (no window
+Used by reflect, plan_report, write_section and write_report (each source's first facts), and
+judge_citations and repair_report (the facts sharing most words with their sentences, through
+``fit_relevant``): each renders its prompt from groups of facts (``prompts.fit``). A run on a hosted API (no window
 to fit) renders it whole without counting a token; a fitted one counts in a thread, as the
 first count loads the tokenizer (about 0.8 s) and the other branches go on meanwhile.
 """
@@ -9,7 +10,7 @@ first count loads the tokenizer (about 0.8 s) and the other branches go on meanw
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from langchain_core.messages import BaseMessage
@@ -36,11 +37,8 @@ def answer_reserve(words: int) -> int:
     return max(1024, TOKENS_PER_WORD * words)
 
 
-def fact_numbers(sources: Sequence[Source], said: Sequence[str], *, rank: bool) -> list[list[int]]:
-    """Each source's fact numbers (from 1); with ``rank``, those sharing most words with ``said`` first.
-
-    A judge prompt fitted to a window keeps the facts that can decide its sentences.
-    """
+def _fact_numbers(sources: Sequence[Source], said: Sequence[str], *, rank: bool) -> list[list[int]]:
+    """Each source's fact numbers (from 1); with ``rank``, those sharing most words with ``said`` first."""
     if not rank:
         return [list(range(1, len(s["facts"]) + 1)) for s in sources]
     return [
@@ -93,6 +91,32 @@ async def fit_sources(
 
     return await fit_prompt([s["facts"] for s in sources], with_facts,
                             window=served_window(ctx, spec), reserve=reserve, tokens=tokens)  # fmt: skip
+
+
+async def fit_relevant(
+    sources: Mapping[int, Source],
+    said: Sequence[str],
+    render: Callable[[dict[int, list[int]]], list[BaseMessage]],
+    *,
+    ctx: Context,
+    spec: ModelSpec,
+    reserve: int,
+    tokens: TokenCounter,
+) -> tuple[list[BaseMessage], Fitted[int]]:
+    """``fit_prompt`` on each source's fact numbers, those sharing most words with ``said`` first.
+
+    On a local server's window only (else all, in order). ``render`` takes {source id: the
+    numbers of its facts to list}: the judge's and the rewrite's prompts.
+    """
+    window = served_window(ctx, spec)
+    ranked = _fact_numbers(list(sources.values()), said, rank=window is not None)
+    return await fit_prompt(
+        ranked,
+        lambda groups: render(dict(zip(sources, groups, strict=True))),
+        window=window,
+        reserve=reserve,
+        tokens=tokens,
+    )
 
 
 def fitted_note(

@@ -31,13 +31,12 @@ from deskresearch.grounding.lexical import Evidence, check_sentence, evidence_te
 from deskresearch.grounding.numbers import missing_figures
 from deskresearch.grounding.quotes import find_quote
 from deskresearch.grounding.weigh import unbacked
-from deskresearch.nodes.fitting import RELEVANT, fact_numbers, fit_prompt, fitted_note
+from deskresearch.nodes.fitting import RELEVANT, fit_relevant, fitted_note
 from deskresearch.progress import emit
 from deskresearch.prompts import repair_report as prompt
 from deskresearch.records import Dispute, Opinion, Provenance, Usage
 from deskresearch.services.base import ChatService, TokenCounter
 from deskresearch.services.model.asking import ask
-from deskresearch.services.model.tokens import served_window
 from deskresearch.state import ResearchState, SentenceCheck
 
 REPAIR_RESERVE = 1024  # tokens kept free for the rewrites on a local server's window, at least
@@ -171,19 +170,18 @@ async def repair_report(
         allowed = {sid for u in unit_ids for c in checks if c["unit"] == u for sid in c["cites"]}
         by_id = {s["id"]: s for s in state["sources"]}
         cited = {sid: by_id[sid] for sid in sorted(allowed) if sid in by_id}
-        spec, window = ctx.judge_spec(), served_window(ctx, ctx.judge_spec())
-        said = [checks[i]["sentence"] for i in asked]
-        messages, fitted = await fit_prompt(
-            fact_numbers(list(cited.values()), said, rank=bool(window)),
-            lambda groups: prompt.render(
+        spec, said = ctx.judge_spec(), [checks[i]["sentence"] for i in asked]
+        messages, fitted = await fit_relevant(
+            cited, said,
+            lambda shown: prompt.render(
                 sentences=[(n + 1, said[n], checks[i]["reason"]) for n, i in enumerate(asked)],
                 paragraphs=[units[u].render() for u in unit_ids],
                 sources=cited,
                 language=state["language"],
                 check_first={n + 1 for n, i in enumerate(asked) if i in disputed},
-                shown=dict(zip(cited, groups, strict=True)),
+                shown=shown,
             ),
-            window=window, reserve=max(REPAIR_RESERVE, REWRITE_TOKENS * len(asked)), tokens=tokens,
+            ctx=ctx, spec=spec, reserve=max(REPAIR_RESERVE, REWRITE_TOKENS * len(asked)), tokens=tokens,
         )  # fmt: skip
         provenance = fitted_note("repair_report", state["topic"], fitted, ctx, spec, which=RELEVANT)
         emit(runtime, "repair_report", "started", sentences=len(asked), disputed=len(disputed))

@@ -119,8 +119,7 @@ def window_notice(ctx: Context, environ: Mapping[str, str]) -> list[str]:
     been started with more: nothing asks it, so the run says what it assumes and how to say
     more. Setting ``summary_context_window`` (4096 too) is the answer that ends the notice.
     """
-    _, prefixed = split_model(ctx.summary_model)
-    base = endpoint_for(ctx.base_url or prefixed, environ)[0]
+    base = endpoint_for(ctx.summary_spec().base_url, environ)[0]
     if ctx.summary_context_window or not base or local_window(base) is None:
         return []
     return [
