@@ -235,6 +235,7 @@ class Desk:
             "elapsed": round(job.elapsed if job.elapsed is not None else t.elapsed(), 1),
             "tokens": [tokens_in, tokens_out], "cost": t.cost(), "at": job.at,
             "resume": self.session.resume_command(job.thread), "review": job.review,
+            "version": job.version,
         }  # fmt: skip
 
     # ---- the store ------------------------------------------------------------------------
@@ -283,6 +284,7 @@ class Desk:
             "error": job.error if job else "", "sources": len(values.get("sources") or []),
             "files": [Path(f).suffix[1:] for f in await self.own_files(thread)],
             "resume": self.session.resume_command(thread), "awaits_review": waits,
+            "version": job.version if job else 0,
         }  # fmt: skip
 
     async def own_files(self, thread: str) -> list[Path]:

@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext
+from playwright.sync_api import Browser, BrowserContext, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.support import browser
 from tests.support.desk import Desk, served
@@ -60,6 +61,15 @@ def test_a_review_is_answered_in_the_page_and_an_unticked_page_is_never_read(
         assert bad.status_code == 422 and "not an answer" in bad.json()["error"]
         none = client.post(f"/api/runs/{thread}/review", json={}, headers=own)
         assert none.status_code == 400 and '"answer"' in none.json()["error"]
+
+    # The page's own request and its event stream race: an answer from before the review was
+    # asked, read after the review is shown, must not hide it (the run would wait unseen).
+    with httpx.Client(base_url=desk.base, cookies=desk.cookie) as client:
+        now = client.get(f"/api/runs/{thread}").json()
+    assert now["review"] and now["version"] > 0
+    before = {**now, "review": None, "version": now["version"] - 1}
+    page.evaluate("snapshot => showRun(snapshot)", before)
+    assert page.is_visible("#review") and "review" in page.inner_text("#run-status")
 
     n = len(urls)
     assert page.inner_text("#review-go") == f"Read the ticked pages ({n} of {n})"
@@ -116,13 +126,22 @@ def test_a_research_cancelled_at_its_review_asks_again_when_resumed(
     # The review again; a problem, a failure or an end instead: the test says which, with the log.
     review = "#review:not([hidden]) #review-pages input"
     ended = "#run-problem:not(:empty), #run-status:is([data-state=failed], [data-state=done])"
-    page.wait_for_selector(f"{review}, {ended}", timeout=RUN_MS)
-    assert page.is_visible(review), (
-        f"{page.inner_text('#run-status')!r} {page.inner_text('#run-problem')!r}\n"
-        + desk.log.read_text()[-3000:]
-    )
+    try:
+        page.wait_for_selector(f"{review}, {ended}", timeout=RUN_MS)
+    except PlaywrightTimeout:
+        pytest.fail(f"neither the review nor an end came back: {said(page, desk)}")
+    assert page.is_visible(review), said(page, desk)
     again = page.eval_on_selector_all("#review-pages input", "boxes => boxes.map(b => b.value)")
     assert again == shown, "the same review, asked again"
     page.click("#review-go")  # every page ticked: accepted as it stands
     page.wait_for_selector("#run-status[data-state=done]", timeout=RUN_MS)
     page.close()
+
+
+def said(page: Page, desk: Desk) -> str:
+    """What the page and the server said: the status, the problem, the resume button, the log."""
+    shown = {k: page.inner_text(k) for k in ("#run-status", "#run-problem", "#resume", "#lines")}
+    thread = page.url.split("#run/")[-1]
+    with httpx.Client(base_url=desk.base, cookies=desk.cookie, timeout=30) as client:
+        server = client.get(f"/api/runs/{thread}").text[:2000]
+    return f"{shown!r}\nthe server: {server}\n{desk.log.read_text()[-3000:]}"

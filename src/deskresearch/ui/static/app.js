@@ -17,7 +17,10 @@ const STATUS = {
 
 let current = null; // the research shown (its thread id), or null: the question form
 let source = null; // the event stream
-let shownAt = 0; // the version of the panel shown
+// The server's change count of the run shown. The page's own requests and the event stream race:
+// an answer that left the server before the latest event is older than what is shown, and is
+// set aside (else a run waiting for its review could be shown as still researching).
+let shownVersion = 0;
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -98,7 +101,7 @@ function resetRun() {
   delete $("#progress").dataset.state;
   $("#cancel").disabled = false;
   $("#resume").disabled = false;
-  shownAt = 0;
+  shownVersion = 0;
 }
 
 function describe(run) {
@@ -112,6 +115,8 @@ function describe(run) {
 }
 
 function showRun(run) {
+  if (run.version < shownVersion) return;
+  shownVersion = run.version;
   const running = run.state === "running";
   $("#run-topic").textContent = run.topic;
   $("#run-status").textContent = describe(run);
@@ -127,8 +132,6 @@ function showRun(run) {
 }
 
 function showPanel(snap) {
-  if (snap.at < shownAt) return;
-  shownAt = snap.at;
   $("#panel tbody").replaceChildren(...snap.rows.map((row) => el("tr", { className: row.done ? "done" : "running" },
     el("td", { className: "mark" }, row.done ? "✓" : el("span", { className: "spin", "aria-label": "running" })),
     el("td", { className: "label", text: row.label }),
@@ -202,7 +205,10 @@ function connect() {
   source = null;
   if (document.hidden) return; // a hidden tab holds no connection (browsers allow six per host)
   source = new EventSource(`/api/events${current ? `?watch=${encodeURIComponent(current)}` : ""}`);
-  source.addEventListener("open", loadRuns);
+  source.addEventListener("open", () => {
+    shownVersion = 0; // a new stream (a restarted server counts from 0): its first snapshot is current
+    loadRuns();
+  });
   source.addEventListener("runs", loadRuns);
   source.addEventListener("progress", onProgress);
 }
