@@ -6,19 +6,27 @@ fake model here does the same (``context_tokens``), answered through the real Ch
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from deskresearch import build_graph
+from deskresearch.config.providers import OLLAMA_PORT
 from tests.support.fake_model import REPORT, chat_over, stage_of
-from tests.support.loopback import FakeWeb
-from tests.support.runs import context_for, services_for
+from tests.support.loopback import FakeWeb, serve
+from tests.support.runs import context_for, loopback_env, services_for
 
 pytestmark = pytest.mark.anyio
 WINDOW = 2048  # Ollama's default before 0.6; the report's prompts of this run hold more
 REPORT_STAGES = {"Outline", "Reflection", REPORT, "Judgements"}
+# Ollama's port, on a loopback address of its own: localhost:11434 stays free (a test expects
+# nothing there), and no other test listens here.
+OTHER_LOOPBACK = "127.0.0.9"
 
 
 async def test_a_run_on_a_small_local_window_fits_every_report_prompt_and_ends_ok(
@@ -47,3 +55,25 @@ async def test_a_run_on_a_small_local_window_fits_every_report_prompt_and_ends_o
     )
     assert all("2,048-token context" in p["reason"] for p in skipped)
     assert not [p for p in out["provenance"] if "the server cut it" in p["reason"]]
+
+
+def test_the_command_fits_the_window_a_local_server_says_it_gives(tmp_path: Path) -> None:
+    """The command as a user runs it on Ollama's port, with no window setting: Ollama's
+    ``/api/ps`` says the model is held with 2,048 tokens, and every report prompt fits that."""
+    web = FakeWeb(host=OTHER_LOOPBACK, port=OLLAMA_PORT, held_models={"gpt-4o-mini": WINDOW})
+    web.model.context_tokens, web.model.facts_per_chunk = WINDOW, 8
+    out = tmp_path / "out"
+    with serve(web):
+        done = subprocess.run(
+            [sys.executable, "-m", "deskresearch", "What limits the growth of night trains?",
+             "-o", str(out), "--checkpoints", str(tmp_path / "cp.sqlite"), "-q",
+             "--summary-model", "gpt-4o-mini", "--report-model", "gpt-4o-mini"],
+            env=loopback_env(web), capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = f"{web.base}/v1 holds gpt-4o-mini with a 2,048-token context (its /api/ps)"
+    assert said in done.stderr
+    [result] = [json.loads(f.read_text(encoding="utf-8")) for f in out.glob("*.json")]
+    verdicts = Counter(c["verdict"] for c in result["citations"])
+    assert verdicts and set(verdicts) == {"supported"}, "no judge prompt was cut: none unchecked"
+    assert not [b for b in web.model.requests if web.model.cuts(b)], "no prompt was cut"

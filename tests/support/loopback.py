@@ -188,14 +188,19 @@ class FakeWeb:
     # What GET /v1/models lists, as a real server does (the fake answers to any name).
     served_models: tuple[str, ...] = ("gpt-4o-mini", "gpt-4o")
     content_search: bool = False  # rank results by the words a query shares with each page
+    # What a local server says of its context: Ollama's GET /api/ps (a model it holds → the
+    # context it holds it with), llama.cpp's GET /props (a slot's). None: not that server (404).
+    held_models: dict[str, int] | None = None
+    slot_context: int | None = None
+    host: str = "127.0.0.1"  # where the first host listens (another loopback address may stand in)
     _words: dict[str, set[str]] = field(default_factory=dict)  # path → its words (content_search)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _open: threading.Event = field(default_factory=lambda: _set(threading.Event()))
 
     @property
     def base(self) -> str:
-        """Return http://127.0.0.1:<port>."""
-        return f"http://127.0.0.1:{self.port}"
+        """Return http://<host>:<port> (127.0.0.1 unless another host was asked for)."""
+        return f"http://{self.host}:{self.port}"
 
     def url(self, path: str) -> str:
         """Return the absolute URL of ``path`` on this server."""
@@ -204,7 +209,7 @@ class FakeWeb:
     def page_url(self, path: str) -> str:
         """Return the URL a search result gives for ``path``: one of ``hosts`` loopback hosts."""
         host = 1 + zlib.crc32(path.encode()) % self.hosts
-        return f"http://127.0.0.{host}:{self.port}{path}"
+        return self.base + path if host == 1 else f"http://127.0.0.{host}:{self.port}{path}"
 
     def record(self, call: Call) -> None:
         """Wait while the web is held, sleep for the call's simulated duration, log it."""
@@ -384,6 +389,13 @@ class _Handler(BaseHTTPRequestHandler):
             listed = [{"id": m, "object": "model"} for m in self.web.served_models]
             return self._json(status, {"object": "list", "data": listed} if status == 200
                               else {"error": {"message": f"HTTP {status}"}})  # fmt: skip
+        if path == "/api/ps" and self.web.held_models is not None:
+            held = [{"name": m, "model": m, "size": 1, "context_length": n}
+                    for m, n in self.web.held_models.items()]  # fmt: skip
+            return self._json(200, {"models": held})
+        if path == "/props" and self.web.slot_context is not None:
+            slot = {"id": 0, "n_ctx": self.web.slot_context}
+            return self._json(200, {"default_generation_settings": slot, "total_slots": 1})
         if path == "/":  # a search engine's front page: the pre-flight's "does it answer"
             return self._json(200, {"service": "loopback web"})
         if path == "/usage":  # Tavily's key and credits (the pre-flight's "is the key taken")
@@ -447,7 +459,7 @@ def serve(web: FakeWeb | None = None) -> Iterator[FakeWeb]:
     """Run a FakeWeb on a free loopback port for the duration of the block."""
     web = web or FakeWeb()
     handler = type("Handler", (_Handler,), {"web": web})
-    servers = [ThreadingHTTPServer(("127.0.0.1", web.port), handler)]  # 0: a free port
+    servers = [ThreadingHTTPServer((web.host, web.port), handler)]  # 0: a free port
     web.port = servers[0].server_address[1]
     # The whole of 127/8 is loopback on Linux: extra hosts share the port, not the address.
     servers += [

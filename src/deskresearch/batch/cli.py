@@ -239,7 +239,7 @@ def _preflight(
 
     def network(jobs: list[Job]) -> list[str]:
         searches = (sum(searches_at_most(job.context()) for job in jobs), "this batch")
-        return asyncio.run(reach(ctx, settings, entry=entry, searches=searches))
+        return list(asyncio.run(reach(ctx, settings, entry=entry, searches=searches)).notices)
 
     return network
 

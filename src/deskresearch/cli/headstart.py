@@ -50,6 +50,8 @@ from deskresearch.session.settings import Sources, gather
 if TYPE_CHECKING:
     import httpx
 
+    from deskresearch.services.servers import Reached
+
 ENTRY = Entry("deskresearch", reviewer=True)  # a person at the terminal answers a review
 
 
@@ -59,7 +61,7 @@ class Prepared:
 
     plan: Plan
     head: HeadStart | None
-    checked: Future[list[str]]  # the network pre-flight (its notices): before the head start
+    checked: Future[Reached]  # the network pre-flight (what it found): before the head start
 
 
 def prepare(ns: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> Prepared:
@@ -73,7 +75,7 @@ def prepare(ns: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> 
         ConfigError: a bad setting, topic, path or URL, named with its origin and the fix.
     """
     plan = admit(ns.topic, gather(sources_of(ns, environ)), entry=ENTRY, environ=environ)
-    checked: Future[list[str]] = Future()
+    checked: Future[Reached] = Future()
     threading.Thread(target=_check_network, args=(checked, plan, environ),
                      name="deskresearch-preflight", daemon=True).start()  # fmt: skip
     return Prepared(plan, begin(plan.context, plan.topic, environ, after=checked), checked)
@@ -87,18 +89,18 @@ def sources_of(ns: argparse.Namespace, environ: Mapping[str, str] = os.environ) 
                    defaults={"output_dir": DEFAULT_OUTPUT, "checkpoints": default_location()})  # fmt: skip
 
 
-def _check_network(into: Future[list[str]], plan: Plan, environ: Mapping[str, str]) -> None:
+def _check_network(into: Future[Reached], plan: Plan, environ: Mapping[str, str]) -> None:
     """The network pre-flight on its own thread, while the research path imports."""
     import asyncio
 
     into.set_running_or_notify_cancel()
     try:
-        notices = asyncio.run(reach(plan.context, plan.settings, entry=ENTRY, environ=environ,
-                                    new=not plan.resumed))  # fmt: skip
+        found = asyncio.run(reach(plan.context, plan.settings, entry=ENTRY, environ=environ,
+                                  new=not plan.resumed))  # fmt: skip
     except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
         into.set_exception(exc)
     else:
-        into.set_result(notices)
+        into.set_result(found)
 
 
 def begin(
@@ -106,7 +108,7 @@ def begin(
     topic: str,
     environ: Mapping[str, str] = os.environ,
     *,
-    after: Future[list[str]] | None = None,
+    after: Future[Reached] | None = None,
 ) -> HeadStart | None:
     """Send generate_keywords' request on a thread, once ``after`` (the pre-flight) passed.
 
@@ -151,7 +153,7 @@ def _send(
     url: str,
     headers: dict[str, str],
     body: dict[str, Any],
-    after: Future[list[str]] | None = None,
+    after: Future[Reached] | None = None,
 ) -> None:
     """POST the request once the pre-flight passed.
 

@@ -16,7 +16,6 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any
 
 from deskresearch.cli.headstart import ENTRY, Prepared, sources_of
@@ -74,8 +73,8 @@ class Research:
         """Admit the run (a resume here), run it, say how it ended; the exit code."""
         async with self.session:
             if self.prepared is not None:
-                notices = await asyncio.wrap_future(self.prepared.checked)  # network pre-flight
-                plan = replace(self.prepared.plan, notices=tuple(notices))
+                found = await asyncio.wrap_future(self.prepared.checked)  # network pre-flight
+                plan = self.prepared.plan.reached(found)
             else:
                 plan = await self.session.resume(self.thread, self.sources)
             if plan.finished:

@@ -23,21 +23,15 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from deskresearch.config.context import Context
-from deskresearch.config.providers import (
-    LOCAL_SERVER_WINDOW,
-    OPENAI_DEFAULT_URL,
-    endpoint_for,
-    local_window,
-    split_model,
-)
+from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for, split_model
 from deskresearch.errors import NO_ENDPOINT, ConfigError
 from deskresearch.safety.masking import mask_secrets
+from deskresearch.services.probe import TIMEOUT_S
 from deskresearch.services.search.checks import check_chain
 from deskresearch.services.storage.checkpoints import kind_of, sqlite_path
 from deskresearch.services.workers import pool_size
 from deskresearch.text.clean import known_language
 
-TIMEOUT_S = 3.0  # connect and answer: a server that needs longer is down for a user waiting
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
@@ -110,25 +104,6 @@ def endpoints(ctx: Context, environ: Mapping[str, str]) -> dict[str, tuple[str, 
             setting = ""
         found.setdefault(base or OPENAI_DEFAULT_URL, (setting, key))
     return found
-
-
-def window_notice(ctx: Context, environ: Mapping[str, str]) -> list[str]:
-    """A notice when the summary model's local server is taken to give the default window.
-
-    Ollama gives 32k tokens on a machine with 24 GiB of VRAM (256k on 48), and a server may have
-    been started with more: nothing asks it, so the run says what it assumes and how to say
-    more. Setting ``summary_context_window`` (4096 too) is the answer that ends the notice.
-    """
-    base = endpoint_for(ctx.summary_spec().base_url, environ)[0]
-    if ctx.summary_context_window or not base or local_window(base) is None:
-        return []
-    return [
-        f"{mask_secrets(base)} is a local server: its models are taken to have the "
-        f"{LOCAL_SERVER_WINDOW:,}-token context Ollama, llama.cpp and LM Studio give unless started "
-        "with more, so pages are read in small pieces and the report's prompts keep the facts "
-        "that fit. Started with more (OLLAMA_CONTEXT_LENGTH, llama.cpp's -c), pass "
-        f"--summary-context-window with that number ({LOCAL_SERVER_WINDOW} to confirm the default)"
-    ]
 
 
 def origin_of(setting: str, origins: Mapping[str, str]) -> str:

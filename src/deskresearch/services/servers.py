@@ -28,6 +28,7 @@ import contextlib
 import os
 import re
 from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,34 +36,14 @@ from deskresearch.config.context import Context
 from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for, split_model
 from deskresearch.errors import ConfigError, Unreachable, in_words
 from deskresearch.safety.masking import mask_secrets
-from deskresearch.services.preflight import (
-    TIMEOUT_S,
-    endpoints,
-    origin_of,
-    where_from,
-    window_notice,
-)
+from deskresearch.services.local_window import Window, asked_context
+from deskresearch.services.preflight import endpoints, origin_of, where_from
+from deskresearch.services.probe import TIMEOUT_S, get_json
 from deskresearch.services.search.checks import credits_left, credits_used_up
 from deskresearch.services.storage.checkpoints import NO_POSTGRES, POSTGRES_SCHEMES
 from deskresearch.text.plural import plural
 
 _ROLES = ("summary_model", "report_model", "judge_model")
-
-
-async def _get(
-    url: str, headers: Mapping[str, str], *, proxy: str | None = None, timeout: float = TIMEOUT_S
-) -> tuple[int, Any]:
-    """GET ``url`` once: its HTTP status and its JSON body (None when it has none)."""
-    import httpx
-
-    from deskresearch.services.web.tls import tls_context
-
-    async with httpx.AsyncClient(timeout=timeout, verify=tls_context(), proxy=proxy) as client:
-        response = await client.get(url, headers=dict(headers))
-        try:
-            return response.status_code, response.json()
-        except ValueError:
-            return response.status_code, None
 
 
 def _listed(body: Any) -> set[str] | None:
@@ -99,7 +80,7 @@ async def _model_endpoint(
     shown = mask_secrets(base)
     where = origin_of(setting, origins)
     try:
-        status, body = await _get(base.rstrip("/") + "/models",
+        status, body = await get_json(base.rstrip("/") + "/models",
                                   {"Authorization": f"Bearer {key or 'not-needed'}"})  # fmt: skip
     except httpx.TransportError as exc:
         raise Unreachable(
@@ -144,7 +125,7 @@ async def _engine(
 
     path, headers = ("/usage", {"Authorization": f"Bearer {key}"}) if key else ("/", {})
     try:
-        status, body = await _get(url.rstrip("/") + path, headers, proxy=proxy, timeout=timeout)
+        status, body = await get_json(url.rstrip("/") + path, headers, proxy=proxy, timeout=timeout)
     except httpx.TransportError as exc:
         where = where_from(origins, setting, f"the default {setting}")
         raise Unreachable(
@@ -261,6 +242,14 @@ def _models(ctx: Context, base: str, environ: Mapping[str, str]) -> dict[str, st
     return found
 
 
+@dataclass(frozen=True)
+class Reached:
+    """What the network pre-flight found that does not stop the run."""
+
+    notices: tuple[str, ...] = ()  # Tavily's credits, a local server's window
+    window: Window = Window()  # the summary model's context, as its local server said it
+
+
 async def check_network(
     ctx: Context,
     *,
@@ -270,17 +259,18 @@ async def check_network(
     providers: bool = True,
     new: bool = True,
     searches: tuple[int, str] | None = None,
-) -> list[str]:
+) -> Reached:
     """Check that the servers the run needs answer: one quick request each, at the same time.
 
-    Returns the notices: what may go wrong yet does not stop the run (Tavily's credits, a
-    local server's window taken as its default).
+    Returns what it found that does not stop the run: the notices (Tavily's credits, a local
+    server's window) and, for a new run whose summary model is on a local server with no
+    ``summary_context_window`` given, the context that server says it gives the model.
 
     ``providers``: False to check only the checkpoint database (the model and search servers
     are another machine's: a Ray node's, a LangGraph server's). ``new``: False for a resumed
-    run, which may need no more search: Tavily's credits are not held against it.
-    ``searches``: the searches Tavily's credits are held against, and whose (a batch's); by
-    default a new run's at most.
+    run, which may need no more search: Tavily's credits are not held against it, and its
+    window is the one it was saved with. ``searches``: the searches Tavily's credits are held
+    against, and whose (a batch's); by default a new run's at most.
 
     Raises:
         Unreachable: a server does not answer (the first one found).
@@ -295,12 +285,15 @@ async def check_network(
         checks.append(_search_engines(ctx, origins, env, new=new, searches=searches))
     if checkpoints and checkpoints.startswith(POSTGRES_SCHEMES):
         checks.append(_postgres(checkpoints, origins))
+    if providers and new:
+        checks.append(asked_context(ctx, env))
     results = await asyncio.gather(*checks, return_exceptions=True)
     for result in results:
         if isinstance(result, BaseException):
             raise result
-    said = window_notice(ctx, env) if providers and new else []
-    return [notice for result in results if isinstance(result, list) for notice in result] + said
+    window = next((r for r in results if isinstance(r, Window)), Window())
+    notices = [notice for result in results if isinstance(result, list) for notice in result]
+    return Reached((*notices, *window.notices), window)
 
 
 def check_ray_address(address: str) -> None:

@@ -20,9 +20,16 @@ from typing import Any
 from deskresearch.config.context import Context
 from deskresearch.report.outcome import finished
 from deskresearch.services.preflight import check_local
-from deskresearch.services.servers import check_network
+from deskresearch.services.servers import Reached, check_network
 from deskresearch.session.review import answer_file
-from deskresearch.session.settings import Settings, check_rules, context_from, origins, place
+from deskresearch.session.settings import (
+    Given,
+    Settings,
+    check_rules,
+    context_from,
+    origins,
+    place,
+)
 from deskresearch.text.clean import clean_topic
 
 
@@ -66,6 +73,20 @@ class Plan:
     def finished(self) -> bool:
         """The saved run had finished (decided by what it produced, never the scheduler)."""
         return bool(self.saved) and finished(self.saved or {})
+
+    def reached(self, found: Reached) -> Plan:
+        """The plan with what the network pre-flight found.
+
+        Its notices, and the context the summary model's local server said it gives (the run's
+        ``summary_context_window``, saved with it).
+        """
+        plan = replace(self, notices=found.notices)
+        if not found.window.tokens:
+            return plan
+        given = Given(found.window.tokens, f"the summary model's server ({found.window.said_by})",
+                      "give --summary-context-window", "server")  # fmt: skip
+        settings = {**self.settings, "summary_context_window": given}
+        return replace(plan, settings=settings, context=context_from(settings))
 
     def graph_input(self) -> dict[str, Any] | None:
         """The graph's input: the topic for a new run, None to continue a saved one."""
@@ -134,11 +155,11 @@ def prepare(
 async def reach(
     ctx: Context, settings: Settings, *, entry: Entry, environ: Mapping[str, str] | None = None,
     new: bool = True, searches: tuple[int, str] | None = None,
-) -> list[str]:  # fmt: skip
+) -> Reached:  # fmt: skip
     """The network pre-flight: each server the run needs answers (one quick request each).
 
     ``new``: False for a resumed run; ``searches``: a batch's (see ``check_network``). Returns
-    its notices.
+    what it found that does not stop the run (``Plan.reached`` takes it).
 
     Raises:
         Unreachable: a server does not answer.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -24,6 +24,7 @@ from deskresearch.errors import ConfigError, RunFailed
 from deskresearch.report.outcome import check, finished
 from deskresearch.runscope import METER_KEY, RunMeter
 from deskresearch.services.preflight import check_store
+from deskresearch.services.servers import Reached
 from deskresearch.session.engines import Engine, LocalGraph
 from deskresearch.session.plan import Entry, Plan, prepare, reach
 from deskresearch.session.reports import ReportFiles, Written
@@ -79,7 +80,9 @@ class Session:
         self.entry, self.engine, self.store, self.files = entry, engine, store, files
         self.reviewer = reviewer
         self._again = again
-        self._reached: set[tuple[Any, ...]] | None = set() if check_once else None
+        self._reached: dict[tuple[Any, ...], asyncio.Future[Reached]] | None = (
+            {} if check_once else None
+        )
 
     async def __aenter__(self) -> Session:
         """Start (the engine opens at the first run that passed its pre-flight)."""
@@ -133,7 +136,7 @@ class Session:
                            store_open=self.engine_open)  # fmt: skip
 
         plan = await asyncio.to_thread(admitted)  # files are read: off the event loop
-        return replace(plan, notices=await self._reach(plan))
+        return await self._reach(plan)
 
     async def _saved(
         self, thread: str | None, settings: Settings | Sources, *, must_exist: bool = False
@@ -165,25 +168,37 @@ class Session:
         """The local store is open (a run, or a listing, of this session opened it)."""
         return isinstance(self.engine, LocalGraph) and self.engine.opened
 
-    async def _reach(self, plan: Plan) -> tuple[str, ...]:
-        """The network pre-flight (once per set of servers with ``check_once``); its notices."""
+    async def _reach(self, plan: Plan) -> Plan:
+        """The plan after its network pre-flight (once per set of servers with ``check_once``).
+
+        With ``check_once`` (a batch), the first topic to need a set of servers checks them and
+        is told the notices; the topics that need the same set wait for that check and take the
+        window it found (all a batch's topics on one local server fit one context). A check
+        that failed is made again by the next topic.
+        """
+        if plan.finished:
+            return plan
         ctx = plan.context
+        if self._reached is None:
+            return plan.reached(await self._check(plan))
         key = (plan.settings.get("checkpoints"), ctx.base_url, ctx.summary_model,
-               ctx.report_model, ctx.judge_model, ctx.search, ctx.searxng_url,
-               ctx.tavily_base_url, plan.resumed)  # fmt: skip
-        if self._reached is not None:
-            if key in self._reached:
-                return ()  # said to the session's first run
-            self._reached.add(key)  # before the check: the topics a batch starts together ask once
-        try:
-            if plan.finished:
-                return ()
-            return tuple(await reach(plan.context, plan.settings, entry=self.entry,
-                                     new=not plan.resumed))  # fmt: skip
-        except BaseException:
-            if self._reached is not None:
-                self._reached.discard(key)  # not reached: the next topic checks again
-            raise
+               ctx.report_model, ctx.judge_model, ctx.summary_context_window, ctx.search,
+               ctx.searxng_url, ctx.tavily_base_url, plan.resumed)  # fmt: skip
+        first = key not in self._reached
+        if first:
+            check = self._reached[key] = asyncio.ensure_future(self._check(plan))
+            reached = self._reached
+
+            def forget(done: asyncio.Future[Reached]) -> None:  # not reached: checked again
+                if (done.cancelled() or done.exception()) and reached.get(key) is done:
+                    del reached[key]
+
+            check.add_done_callback(forget)
+        found = await asyncio.shield(self._reached[key])
+        return plan.reached(found if first else Reached(window=found.window))
+
+    async def _check(self, plan: Plan) -> Reached:
+        return await reach(plan.context, plan.settings, entry=self.entry, new=not plan.resumed)
 
     # ---- running it -------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from deskresearch.errors import ConfigError, RunFailed, Unreachable, in_words
-from deskresearch.services.preflight import TIMEOUT_S
+from deskresearch.services.probe import TIMEOUT_S
 from deskresearch.session.engines import Chunk
 from deskresearch.session.plan import Plan
 from deskresearch.session.settings import PLACES

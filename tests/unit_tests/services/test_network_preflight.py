@@ -30,7 +30,7 @@ def check(
                   report_model=model, judge_model="", searxng_url=web.base + "/searxng")  # fmt: skip
     env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": web.base + "/v1",
            "TAVILY_API_KEY": key, "TAVILY_HTTP_PROXY": proxy or web.base}  # fmt: skip
-    return asyncio.run(check_network(ctx, checkpoints=None, environ=env, new=new))
+    return list(asyncio.run(check_network(ctx, checkpoints=None, environ=env, new=new)).notices)
 
 
 @pytest.mark.parametrize("search", ["tavily", "tavily,duckduckgo", "tavily,searxng"])
@@ -169,22 +169,22 @@ def test_the_default_chain_s_notice_names_duckduckgo_and_an_unstated_cap_says_ma
     ]
 
 
-def test_a_local_summary_server_taken_at_its_default_window_is_said_once() -> None:
-    """Nothing asks the server what it was started with: the run says what it assumes."""
-    from deskresearch.services.preflight import window_notice
+def test_a_local_summary_server_that_says_nothing_is_taken_at_its_default_window() -> None:
+    """A server that does not say its context: the run says what it assumes, and how to say more."""
+    from deskresearch.services.local_window import Window, asked_context
 
     local = Context(summary_model="ollama:llama3.1", report_model="ollama:llama3.1")
-    [said] = window_notice(local, {})
+    found = asyncio.run(asked_context(local, {}))  # nothing listens on localhost:11434 here
+    [said] = found.notices
+    assert found.tokens == 0
     assert said.startswith("http://localhost:11434/v1 is a local server: its models are taken")
     assert "4,096-token context" in said and "--summary-context-window" in said
-    env = {"OPENAI_BASE_URL": "http://gpu-box:11434/v1"}  # Ollama's port on another machine
-    assert window_notice(Context(summary_model="llama3.1"), env), "known by its port"
-    assert (
-        window_notice(Context(summary_model="ollama:llama3.1", summary_context_window=4096), {})
-        == []
-    )
-    assert window_notice(Context(summary_model="gpt-4o-mini"), {}) == [], "a hosted API"
-    assert window_notice(Context(summary_model="vllm:qwen2.5"), {}) == [], "vLLM serves its own"
+    env = {"OPENAI_BASE_URL": "http://127.0.0.7:11434/v1"}  # Ollama's port at another address
+    assert asyncio.run(asked_context(Context(summary_model="llama3.1"), env)).notices
+    given = Context(summary_model="ollama:llama3.1", summary_context_window=4096)
+    assert asyncio.run(asked_context(given, {})) == Window(), "a window given is not asked about"
+    assert asyncio.run(asked_context(Context(summary_model="gpt-4o-mini"), {})) == Window()
+    assert asyncio.run(asked_context(Context(summary_model="vllm:qwen2.5"), {})) == Window()
 
 
 def test_the_window_notice_comes_with_a_new_runs_network_check(
@@ -198,7 +198,8 @@ def test_the_window_notice_comes_with_a_new_runs_network_check(
     monkeypatch.setattr(servers, "_model_endpoint", answers)
     monkeypatch.setattr(servers, "_search_engines", answers)
     ctx = Context(summary_model="ollama:llama3.1", report_model="ollama:llama3.1")
-    new = asyncio.run(check_network(ctx, checkpoints=None, environ={}, new=True))
+    new = asyncio.run(check_network(ctx, checkpoints=None, environ={}, new=True)).notices
     assert [n.split(" is a local")[0] for n in new] == ["http://localhost:11434/v1"]
-    assert asyncio.run(check_network(ctx, checkpoints=None, environ={}, new=False)) == []
-    assert asyncio.run(check_network(ctx, checkpoints=None, environ={}, providers=False)) == []
+    assert asyncio.run(check_network(ctx, checkpoints=None, environ={}, new=False)).notices == ()
+    off = asyncio.run(check_network(ctx, checkpoints=None, environ={}, providers=False))
+    assert off.notices == ()

@@ -1,0 +1,79 @@
+"""What a local server says of its context, asked in the pre-flight (services.local_window).
+
+The loopback web answers Ollama's ``GET /api/ps`` and llama.cpp's ``GET /props`` in their
+documented shapes when told to, and 404 otherwise, as any other server does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from deskresearch.services.local_window import asked_window, llamacpp_context, ollama_context
+from deskresearch.session.plan import Plan
+from deskresearch.session.settings import Given, context_from
+from tests.support.loopback import serve
+from tests.support.server import free_port
+
+
+def ps(**held: Any) -> dict[str, Any]:
+    return {"models": [{"name": n, "model": n, "context_length": c} for n, c in held.items()]}
+
+
+@pytest.mark.parametrize(
+    ("body", "model", "tokens"),
+    [
+        (ps(**{"llama3.1:latest": 32768}), "llama3.1", 32768),  # the tag Ollama adds
+        (ps(**{"llama3.1:latest": 32768}), "llama3.1:latest", 32768),
+        (ps(**{"qwen2.5:7b": 8192, "llama3.1:latest": 4096}), "qwen2.5:7b", 8192),
+        (ps(**{"qwen2.5:7b": 8192}), "llama3.1", 0),  # not held: it says nothing of it
+        ({"models": []}, "llama3.1", 0),
+        (ps(**{"llama3.1": "32768"}), "llama3.1", 0),  # not a number
+        (ps(**{"llama3.1": True}), "llama3.1", 0),
+        (ps(**{"llama3.1": 12}), "llama3.1", 0),  # not a context any server gives
+        ({"error": "not found"}, "llama3.1", 0),
+        (None, "llama3.1", 0),
+    ],
+)
+def test_ollama_s_answer_gives_the_context_of_the_model_it_holds(
+    body: Any, model: str, tokens: int
+) -> None:
+    assert ollama_context(body, model) == tokens
+
+
+def test_llamacpp_s_answer_gives_a_slot_s_context() -> None:
+    assert llamacpp_context({"default_generation_settings": {"n_ctx": 8192}}) == 8192
+    assert llamacpp_context({"default_generation_settings": {}}) == 0
+    assert llamacpp_context({"n_ctx": 8192}) == 0
+    assert llamacpp_context([]) == 0
+
+
+def test_the_server_is_asked_where_it_answers_and_says_which() -> None:
+    with serve() as web:
+        base = web.base + "/v1"
+        assert asyncio.run(asked_window(base, "llama3.1")) == (0, ""), "neither kind of server"
+        web.held_models = {"llama3.1:latest": 32768}
+        assert asyncio.run(asked_window(base, "llama3.1")) == (32768, "its /api/ps")
+        assert asyncio.run(asked_window(base, "mistral")) == (0, ""), "a model it does not hold"
+        web.held_models, web.slot_context = None, 8192
+        assert asyncio.run(asked_window(base, "anything")) == (8192, "its /props")
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    assert asyncio.run(asked_window(closed, "llama3.1")) == (0, ""), "nothing listens"
+
+
+def test_the_plan_takes_the_window_the_server_said_and_keeps_it_with_its_settings() -> None:
+    from deskresearch.services.local_window import Window
+    from deskresearch.services.servers import Reached
+
+    settings = {"summary_model": Given("ollama:llama3.1", "the flag --summary-model", "", "flag")}
+    plan = Plan("t", "a topic", context_from(settings), settings)
+    said = plan.reached(Reached(("a notice",), Window(32768, "its /api/ps")))
+    assert said.notices == ("a notice",) and said.context.summary_context_window == 32768
+    assert said.settings["summary_context_window"].origin == (
+        "the summary model's server (its /api/ps)"
+    )
+    assert plan.context.summary_context_window == 0, "the plan it came from is unchanged"
+    silent = plan.reached(Reached(("a notice",)))
+    assert silent.context == plan.context and "summary_context_window" not in silent.settings
