@@ -192,6 +192,7 @@ class FakeWeb:
     # context it holds it with), llama.cpp's GET /props (a slot's). None: not that server (404).
     held_models: dict[str, int] | None = None
     slot_context: int | None = None
+    local_keys: list[str] = field(default_factory=list)  # the Authorization each of those got
     host: str = "127.0.0.1"  # where the first host listens (another loopback address may stand in)
     _words: dict[str, set[str]] = field(default_factory=dict)  # path → its words (content_search)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -389,6 +390,9 @@ class _Handler(BaseHTTPRequestHandler):
             listed = [{"id": m, "object": "model"} for m in self.web.served_models]
             return self._json(status, {"object": "list", "data": listed} if status == 200
                               else {"error": {"message": f"HTTP {status}"}})  # fmt: skip
+        if path in ("/api/ps", "/props"):
+            with self.web._lock:
+                self.web.local_keys.append(self.headers.get("Authorization", ""))
         if path == "/api/ps" and self.web.held_models is not None:
             held = [{"name": m, "model": m, "size": 1, "context_length": n}
                     for m, n in self.web.held_models.items()]  # fmt: skip

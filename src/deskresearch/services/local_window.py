@@ -7,12 +7,14 @@ free, in the network pre-flight:
 
 - Ollama's ``GET /api/ps`` lists the models it holds in memory, each with the context it was
   loaded with (``context_length``). A model it does not hold yet is not listed: the default is
-  taken, and the notice says how to say more.
+  taken, and the notice says how to say more. The run's other models on that server take the
+  window too, so the smallest of those it holds is the one said.
 - llama.cpp's ``GET /props`` gives each slot's context (``default_generation_settings.n_ctx``:
   ``-c`` shared by ``--parallel``), fixed when the server started.
 
 What a server said is the run's ``summary_context_window`` (saved with it, so a resume fits its
-prompts the same way); a value the user gave is never asked about. LM Studio says nothing here.
+prompts the same way; a flag overrides it then); a value the user gave is never asked about.
+LM Studio says nothing here. Asking never stops a run: no answer, or nonsense, said nothing.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from deskresearch.config.providers import LOCAL_SERVER_WINDOW, endpoint_for, loc
 from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.probe import get_json
 
-FEWEST, MOST = 256, 16_777_216  # a context outside these is not one a server gives
-ASK_S = 1.0  # a local server answers in milliseconds; one that does not is not waited on
+FEWEST, MOST = 256, 10_000_000  # a context a server gives, within what the setting takes
+ASK_S = 1.0  # to connect, and to answer: a local server answers in milliseconds
 
 
 @dataclass(frozen=True)
@@ -41,12 +43,18 @@ class Window:
 
 
 async def asked_context(ctx: Context, environ: Mapping[str, str]) -> Window:
-    """Ask the summary model's local server its context (only when the user gave none)."""
+    """Ask the summary model's local server its context (only when the user gave none).
+
+    Never raises: a server that cannot be asked, or answers nonsense, said nothing.
+    """
     spec = ctx.summary_spec()
-    base = endpoint_for(spec.base_url, environ)[0]
+    base, key = endpoint_for(spec.base_url, environ)
     if ctx.summary_context_window or not base or local_window(base) is None:
         return Window()
-    tokens, said_by = await asked_window(base, spec.model)
+    try:
+        tokens, said_by = await asked_window(base, _models_on(ctx, base, environ), key)
+    except Exception:  # noqa: BLE001 - asking is a courtesy: the default stands
+        tokens, said_by = 0, ""
     shown = mask_secrets(base)
     if tokens:
         notice = (f"{shown} holds {spec.model} with a {tokens:,}-token context ({said_by}): pages "
@@ -54,6 +62,18 @@ async def asked_context(ctx: Context, environ: Mapping[str, str]) -> Window:
                   "says otherwise")  # fmt: skip
         return Window(tokens, said_by, (notice,))
     return Window(notices=(default_notice(shown),))
+
+
+def _models_on(ctx: Context, base: str, environ: Mapping[str, str]) -> list[str]:
+    """The run's models on the server at ``base``, the summary model first.
+
+    The window found is taken for all of them (``summary_context_window`` on that server).
+    """
+    specs = [ctx.summary_spec(), ctx.report_spec()]
+    if ctx.check_citations:
+        specs.append(ctx.judge_spec())
+    on = [s.model for s in specs if endpoint_for(s.base_url, environ)[0] == base]
+    return list(dict.fromkeys(on))
 
 
 def default_notice(shown: str) -> str:
@@ -68,27 +88,31 @@ def default_notice(shown: str) -> str:
     )
 
 
-async def asked_window(base: str, model: str) -> tuple[int, str]:
-    """The context the server at ``base`` says it gives ``model``, and where it said it.
+async def asked_window(base: str, models: list[str], key: str | None = None) -> tuple[int, str]:
+    """The context the server at ``base`` says it gives ``models``, and where it said it.
 
-    ``(0, "")`` when it says nothing: not an Ollama or llama.cpp server, the model not held, no
-    answer within ``ASK_S``.
+    Ollama's is per model: the smallest it holds them with, and nothing unless it holds the
+    first (the summary model; one it holds at a larger context than another is loaded with
+    would be cut). llama.cpp's serves every name alike. ``(0, "")`` when it says nothing: not
+    an Ollama or llama.cpp server, the model not held, no answer within ``ASK_S``. ``key`` is
+    sent as the model calls send it (llama.cpp's ``--api-key`` guards ``/props`` too).
     """
     root = base.rstrip("/").removesuffix("/v1")
-    ps, props = await asyncio.gather(_body(root + "/api/ps"), _body(root + "/props"))
-    if tokens := ollama_context(ps, model):
-        return tokens, "its /api/ps"
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    ps, props = await asyncio.gather(_body(root + "/api/ps", headers),
+                                     _body(root + "/props", headers))  # fmt: skip
+    held = [ollama_context(ps, m) for m in models]
+    if held and held[0]:
+        return min(t for t in held if t), "its /api/ps"
     if tokens := llamacpp_context(props):
         return tokens, "its /props"
     return 0, ""
 
 
-async def _body(url: str) -> Any:
-    import httpx
-
+async def _body(url: str, headers: Mapping[str, str]) -> Any:
     try:
-        status, body = await get_json(url, timeout=ASK_S)
-    except (httpx.HTTPError, httpx.InvalidURL):
+        status, body = await get_json(url, headers, timeout=ASK_S)
+    except Exception:  # noqa: BLE001 - no answer, or none we can read: it said nothing
         return None
     return body if status == 200 else None
 
@@ -98,7 +122,9 @@ def ollama_context(body: Any, model: str) -> int:
     models = body.get("models") if isinstance(body, dict) else None
     names = {model, f"{model}:latest", model.removesuffix(":latest")}
     for held in models if isinstance(models, list) else []:
-        if isinstance(held, dict) and names & {held.get("name"), held.get("model")}:
+        if not isinstance(held, dict):
+            continue
+        if names & {v for v in (held.get("name"), held.get("model")) if isinstance(v, str)}:
             return _tokens(held.get("context_length"))
     return 0
 

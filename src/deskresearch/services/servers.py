@@ -14,7 +14,10 @@ part, run first):
   chain's only engine, that the same answer does not show its credits used up (every search
   would fail); when Tavily is the chain's first engine, fewer credits left than a new run's
   searches is a notice, not a stop (the cache, or an engine after it, may cover them);
-- a PostgreSQL checkpoint database, and a Ray cluster's address.
+- a PostgreSQL checkpoint database, and a Ray cluster's address;
+- for a new run whose summary model is on a local server with no window given, the context that
+  server gives it (``services.local_window``: Ollama's ``/api/ps``, llama.cpp's ``/props``; two
+  more free requests, each given a second, which never stop the run).
 
 A refused connection fails in milliseconds instead of after the run's retries, and before a
 checkpoint exists. Each failure is one line naming where the value came from and the fix.

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from deskresearch.config.context import Context
+from deskresearch.errors import ConfigError
 from deskresearch.report.outcome import finished
 from deskresearch.services.preflight import check_local
 from deskresearch.services.servers import Reached, check_network
@@ -86,7 +87,10 @@ class Plan:
         given = Given(found.window.tokens, f"the summary model's server ({found.window.said_by})",
                       "give --summary-context-window", "server")  # fmt: skip
         settings = {**self.settings, "summary_context_window": given}
-        return replace(plan, settings=settings, context=context_from(settings))
+        try:
+            return replace(plan, settings=settings, context=context_from(settings))
+        except ConfigError:  # a number the setting does not take: the default stands
+            return plan
 
     def graph_input(self) -> dict[str, Any] | None:
         """The graph's input: the topic for a new run, None to continue a saved one."""

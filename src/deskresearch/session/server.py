@@ -103,7 +103,8 @@ class ServerGraph:
     ) -> AsyncIterator[Chunk]:
         """Start the run on the server (or join the one going there); yield its progress events.
 
-        Only the settings this side chose (a caller's, a flag's) are sent: the server's own
+        Only the settings this side chose (a caller's, a flag's, what the summary model's local
+        server said of its window) are sent: the server's own
         environment supplies the rest, and its lock refuses what a caller may not change.
         """
         import anyio
@@ -114,7 +115,7 @@ class ServerGraph:
         active = [r for r in await client.runs.list(tid, limit=5)
                   if r["status"] in ("pending", "running")]  # fmt: skip
         chosen = {n: g.value for n, g in plan.settings.items()
-                  if g.kind in ("caller", "flag", "config") and n not in PLACES}  # fmt: skip
+                  if g.kind in ("caller", "flag", "config", "server") and n not in PLACES}  # fmt: skip
         if active:  # this side died, the server's run did not: follow it again
             parts = client.runs.join_stream(tid, active[0]["run_id"])
         else:

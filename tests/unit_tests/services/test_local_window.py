@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from deskresearch.services.local_window import asked_window, llamacpp_context, ollama_context
+from deskresearch.config.context import Context
+from deskresearch.services import local_window
+from deskresearch.services.local_window import (
+    asked_context,
+    asked_window,
+    llamacpp_context,
+    ollama_context,
+)
 from deskresearch.session.plan import Plan
 from deskresearch.session.settings import Given, context_from
 from tests.support.loopback import serve
@@ -53,14 +60,36 @@ def test_llamacpp_s_answer_gives_a_slot_s_context() -> None:
 def test_the_server_is_asked_where_it_answers_and_says_which() -> None:
     with serve() as web:
         base = web.base + "/v1"
-        assert asyncio.run(asked_window(base, "llama3.1")) == (0, ""), "neither kind of server"
-        web.held_models = {"llama3.1:latest": 32768}
-        assert asyncio.run(asked_window(base, "llama3.1")) == (32768, "its /api/ps")
-        assert asyncio.run(asked_window(base, "mistral")) == (0, ""), "a model it does not hold"
+        assert asyncio.run(asked_window(base, ["llama3.1"])) == (0, ""), "neither kind of server"
+        web.held_models = {"llama3.1:latest": 32768, "qwen2.5:7b": 8192}
+        assert asyncio.run(asked_window(base, ["llama3.1"])) == (32768, "its /api/ps")
+        assert asyncio.run(asked_window(base, ["mistral"])) == (0, ""), "a model it does not hold"
+        # The run's other model on that server takes the window too: the smaller one is said.
+        assert asyncio.run(asked_window(base, ["llama3.1", "qwen2.5:7b"])) == (8192, "its /api/ps")
+        assert asyncio.run(asked_window(base, ["llama3.1", "mistral"])) == (32768, "its /api/ps")
+        assert asyncio.run(asked_window(base, ["mistral", "llama3.1"])) == (0, ""), (
+            "the summary model not held: nothing said"
+        )
         web.held_models, web.slot_context = None, 8192
-        assert asyncio.run(asked_window(base, "anything")) == (8192, "its /props")
+        web.local_keys.clear()
+        assert asyncio.run(asked_window(base, ["anything"], "sk-local")) == (8192, "its /props")
+        assert web.local_keys == ["Bearer sk-local"] * 2, "the key, as llama.cpp's --api-key asks"
     closed = f"http://127.0.0.1:{free_port()}/v1"
-    assert asyncio.run(asked_window(closed, "llama3.1")) == (0, ""), "nothing listens"
+    assert asyncio.run(asked_window(closed, ["llama3.1"])) == (0, ""), "nothing listens"
+
+
+def test_an_answer_that_makes_no_sense_says_nothing_and_stops_nothing() -> None:
+    weird = {"models": [{"name": ["llama3.1"], "model": {"x": 1}, "context_length": 4096}]}
+    assert ollama_context(weird, "llama3.1") == 0
+    assert ollama_context(ps(llama3=16_777_216), "llama3") == 0, "past what the setting takes"
+
+    async def broken(*args: Any) -> tuple[int, str]:
+        raise RecursionError("a JSON answer nested too deep")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(local_window, "asked_window", broken)
+        found = asyncio.run(asked_context(Context(summary_model="ollama:llama3.1"), {}))
+    assert found.tokens == 0 and "taken to have the 4,096-token context" in found.notices[0]
 
 
 def test_the_plan_takes_the_window_the_server_said_and_keeps_it_with_its_settings() -> None:
@@ -75,5 +104,7 @@ def test_the_plan_takes_the_window_the_server_said_and_keeps_it_with_its_setting
         "the summary model's server (its /api/ps)"
     )
     assert plan.context.summary_context_window == 0, "the plan it came from is unchanged"
+    too_many = plan.reached(Reached(("a notice",), Window(20_000_000, "its /props")))
+    assert too_many.context == plan.context, "a number the setting does not take: the default"
     silent = plan.reached(Reached(("a notice",)))
     assert silent.context == plan.context and "summary_context_window" not in silent.settings

@@ -169,17 +169,26 @@ def test_the_default_chain_s_notice_names_duckduckgo_and_an_unstated_cap_says_ma
     ]
 
 
-def test_a_local_summary_server_that_says_nothing_is_taken_at_its_default_window() -> None:
+def test_a_local_summary_server_that_says_nothing_is_taken_at_its_default_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A server that does not say its context: the run says what it assumes, and how to say more."""
+    import httpx
+
+    from deskresearch.services import local_window
     from deskresearch.services.local_window import Window, asked_context
 
+    async def refused(url: str, *args: object, **kw: object) -> tuple[int, object]:
+        raise httpx.ConnectError("refused")  # as where no server listens (a real Ollama might)
+
+    monkeypatch.setattr(local_window, "get_json", refused)
     local = Context(summary_model="ollama:llama3.1", report_model="ollama:llama3.1")
-    found = asyncio.run(asked_context(local, {}))  # nothing listens on localhost:11434 here
+    found = asyncio.run(asked_context(local, {}))
     [said] = found.notices
     assert found.tokens == 0
     assert said.startswith("http://localhost:11434/v1 is a local server: its models are taken")
     assert "4,096-token context" in said and "--summary-context-window" in said
-    env = {"OPENAI_BASE_URL": "http://127.0.0.7:11434/v1"}  # Ollama's port at another address
+    env = {"OPENAI_BASE_URL": "http://gpu-box:11434/v1"}  # Ollama's port on another machine
     assert asyncio.run(asked_context(Context(summary_model="llama3.1"), env)).notices
     given = Context(summary_model="ollama:llama3.1", summary_context_window=4096)
     assert asyncio.run(asked_context(given, {})) == Window(), "a window given is not asked about"
@@ -190,13 +199,17 @@ def test_a_local_summary_server_that_says_nothing_is_taken_at_its_default_window
 def test_the_window_notice_comes_with_a_new_runs_network_check(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from deskresearch.services import servers
+    from deskresearch.services import local_window, servers
 
     async def answers(*args: object, **kw: object) -> None:  # the servers, as if they answered
         return None
 
+    async def says_nothing(*args: object) -> tuple[int, str]:  # the local server, as if silent
+        return 0, ""
+
     monkeypatch.setattr(servers, "_model_endpoint", answers)
     monkeypatch.setattr(servers, "_search_engines", answers)
+    monkeypatch.setattr(local_window, "asked_window", says_nothing)
     ctx = Context(summary_model="ollama:llama3.1", report_model="ollama:llama3.1")
     new = asyncio.run(check_network(ctx, checkpoints=None, environ={}, new=True)).notices
     assert [n.split(" is a local")[0] for n in new] == ["http://localhost:11434/v1"]

@@ -101,7 +101,6 @@ function resetRun() {
   delete $("#progress").dataset.state;
   $("#cancel").disabled = false;
   $("#resume").disabled = false;
-  shownVersion = 0;
 }
 
 function describe(run) {
@@ -216,6 +215,7 @@ function connect() {
 function route() {
   const match = location.hash.match(/^#run\/([A-Za-z0-9_-]+)$/);
   current = match ? match[1] : null;
+  shownVersion = 0; // another run, or the same one opened again: its first answer is shown
   $("#ask-view").hidden = Boolean(current);
   $("#run-view").hidden = !current;
   markCurrent();
