@@ -3,10 +3,16 @@
 ``Context.search`` names the chain (``tavily,duckduckgo``); ``auto`` means Tavily then
 DuckDuckGo when ``TAVILY_API_KEY`` is set, else DuckDuckGo alone. Why each backend was passed
 over travels with the result into provenance.
+
+A backend that answered a query with nothing is not asked it again for a while: when a later
+backend fails for a moment, the run's retry goes down the chain again, and a paid engine (a
+Tavily credit a search) would be paid again for the same empty answer.
 """
 
 from __future__ import annotations
 
+import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,6 +43,10 @@ def web_hits(
     return hits[:max_results]
 
 
+EMPTY_KEPT_S = 600.0  # how long an empty answer stands for the same query and settings
+EMPTY_KEPT = 1024  # empty answers remembered at most (the oldest forgotten first)
+
+
 class SearchRouter:
     """Runs the chain of backends a run's settings name; one router serves every setting.
 
@@ -50,6 +60,7 @@ class SearchRouter:
     ) -> None:
         self._backends = dict(backends)
         self._fallback = fallback
+        self._empty: OrderedDict[tuple[Any, ...], float] = OrderedDict()  # key → when answered
 
     def _chain(self, settings: SearchSettings) -> list[tuple[str, SearchBackend]]:
         chain: list[tuple[str, SearchBackend]] = []
@@ -81,6 +92,10 @@ class SearchRouter:
         errors: list[SearchError] = []
         for i, (name, backend) in enumerate(chain):
             last = i == len(chain) - 1
+            asked = (name, query, max_results, settings)
+            if not last and self._answered_empty(asked):
+                passed.append(f"{name}: no results (asked a moment ago)")
+                continue
             try:
                 hits = await backend.search(query, max_results=max_results, settings=settings)
             except ConfigError as exc:
@@ -94,9 +109,25 @@ class SearchRouter:
                 continue
             if hits or last and not errors:
                 return SearchResult(hits, name, tuple(passed))
+            self._remember_empty(asked)
             passed.append(f"{name}: no results")
         if errors:
             names = "→".join(name for name, _ in chain)
             transient = any(e.transient for e in errors)
             raise SearchError(names, query, "; ".join(passed), transient=transient)
         return SearchResult([], chain[-1][0], tuple(passed))
+
+    def _answered_empty(self, asked: tuple[Any, ...]) -> bool:
+        when = self._empty.get(asked)
+        if when is None:
+            return False
+        if time.monotonic() - when > EMPTY_KEPT_S:
+            del self._empty[asked]
+            return False
+        return True
+
+    def _remember_empty(self, asked: tuple[Any, ...]) -> None:
+        self._empty[asked] = time.monotonic()
+        self._empty.move_to_end(asked)
+        while len(self._empty) > EMPTY_KEPT:
+            self._empty.popitem(last=False)

@@ -185,3 +185,22 @@ async def test_duckduckgo_and_searxng_get_site_operators(
 
 def router_without_ddg() -> SearchRouter:
     return SearchRouter({"tavily": TavilySearch(environ={"TAVILY_API_KEY": "tvly-test"})})
+
+
+async def test_a_retry_does_not_pay_again_for_an_empty_answer() -> None:
+    """A paid engine that answered nothing is not asked the same again when the run retries."""
+    paid = FakeSearch({"q": []})
+    later = FakeSearch({"q": SearchError("duckduckgo", "q", "HTTP 503", transient=True)})
+    chain = SearchRouter({"tavily": paid, "duckduckgo": later})
+    both = SearchSettings(backends=("tavily", "duckduckgo"), tavily_base_url="", corpus_dir="",
+                          searxng_url="", timeout_s=1)  # fmt: skip
+    with pytest.raises(SearchError) as err:
+        await chain.search("q", max_results=3, settings=both)
+    assert err.value.transient, "the node retries it"
+    later.results["q"] = [hit(1)]
+    retried = await chain.search("q", max_results=3, settings=both)
+    assert retried.hits == [hit(1)] and paid.queries == ["q"], "asked once, paid once"
+    assert retried.passed_over == ("tavily: no results (asked a moment ago)",)
+    await chain.search("q", max_results=5, settings=both)  # another question: asked again
+    await chain.search("other", max_results=3, settings=both)
+    assert paid.queries == ["q", "q", "other"]
