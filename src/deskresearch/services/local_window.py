@@ -27,6 +27,7 @@ from typing import Any
 from deskresearch.config.context import Context
 from deskresearch.config.providers import LOCAL_SERVER_WINDOW, endpoint_for, local_window
 from deskresearch.safety.masking import mask_secrets
+from deskresearch.services.preflight import models_on
 from deskresearch.services.probe import get_json
 
 FEWEST, MOST = 256, 10_000_000  # a context a server gives, within what the setting takes
@@ -52,7 +53,7 @@ async def asked_context(ctx: Context, environ: Mapping[str, str]) -> Window:
     if ctx.summary_context_window or not base or local_window(base) is None:
         return Window()
     try:
-        tokens, said_by = await asked_window(base, _models_on(ctx, base, environ), key)
+        tokens, said_by = await asked_window(base, list(models_on(ctx, base, environ)), key)
     except Exception:  # noqa: BLE001 - asking is a courtesy: the default stands
         tokens, said_by = 0, ""
     shown = mask_secrets(base)
@@ -62,18 +63,6 @@ async def asked_context(ctx: Context, environ: Mapping[str, str]) -> Window:
                   "says otherwise")  # fmt: skip
         return Window(tokens, said_by, (notice,))
     return Window(notices=(default_notice(shown),))
-
-
-def _models_on(ctx: Context, base: str, environ: Mapping[str, str]) -> list[str]:
-    """The run's models on the server at ``base``, the summary model first.
-
-    The window found is taken for all of them (``summary_context_window`` on that server).
-    """
-    specs = [ctx.summary_spec(), ctx.report_spec()]
-    if ctx.check_citations:
-        specs.append(ctx.judge_spec())
-    on = [s.model for s in specs if endpoint_for(s.base_url, environ)[0] == base]
-    return list(dict.fromkeys(on))
 
 
 def default_notice(shown: str) -> str:

@@ -106,6 +106,18 @@ def endpoints(ctx: Context, environ: Mapping[str, str]) -> dict[str, tuple[str, 
     return found
 
 
+def models_on(ctx: Context, base: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """The models the run asks ``base`` for, the summary model's first: name → its setting."""
+    found: dict[str, str] = {}
+    for role in ("summary_model", "report_model", "judge_model"):
+        if role == "judge_model" and not (ctx.check_citations and ctx.judge_model):
+            continue
+        model, prefixed = split_model(getattr(ctx, role))
+        if (endpoint_for(ctx.base_url or prefixed, environ)[0] or OPENAI_DEFAULT_URL) == base:
+            found.setdefault(model, role)
+    return found
+
+
 def origin_of(setting: str, origins: Mapping[str, str]) -> str:
     """Where the setting that chose a model endpoint came from (a variable, a flag, ...)."""
     if setting in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):

@@ -36,17 +36,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from deskresearch.config.context import Context
-from deskresearch.config.providers import OPENAI_DEFAULT_URL, endpoint_for, split_model
 from deskresearch.errors import ConfigError, Unreachable, in_words
 from deskresearch.safety.masking import mask_secrets
 from deskresearch.services.local_window import Window, asked_context
-from deskresearch.services.preflight import endpoints, origin_of, where_from
+from deskresearch.services.preflight import endpoints, models_on, origin_of, where_from
 from deskresearch.services.probe import TIMEOUT_S, get_json
 from deskresearch.services.search.checks import credits_left, credits_used_up
 from deskresearch.services.storage.checkpoints import NO_POSTGRES, POSTGRES_SCHEMES
 from deskresearch.text.plural import plural
-
-_ROLES = ("summary_model", "report_model", "judge_model")
 
 
 def _listed(body: Any) -> set[str] | None:
@@ -233,18 +230,6 @@ async def _postgres(url: str, origins: Mapping[str, str]) -> None:
         ) from None
 
 
-def _models(ctx: Context, base: str, environ: Mapping[str, str]) -> dict[str, str]:
-    """The models the run asks ``base`` for: name → the setting that names it."""
-    found: dict[str, str] = {}
-    for role in _ROLES:
-        if role == "judge_model" and not (ctx.check_citations and ctx.judge_model):
-            continue
-        model, prefixed = split_model(getattr(ctx, role))
-        if (endpoint_for(ctx.base_url or prefixed, environ)[0] or OPENAI_DEFAULT_URL) == base:
-            found.setdefault(model, role)
-    return found
-
-
 @dataclass(frozen=True)
 class Reached:
     """What the network pre-flight found that does not stop the run."""
@@ -284,7 +269,7 @@ async def check_network(
     checks: list[Coroutine[Any, Any, Any]] = []
     if providers:
         for base, (setting, key) in endpoints(ctx, env).items():
-            checks.append(_model_endpoint(base, setting, key, _models(ctx, base, env), origins))
+            checks.append(_model_endpoint(base, setting, key, models_on(ctx, base, env), origins))
         checks.append(_search_engines(ctx, origins, env, new=new, searches=searches))
     if checkpoints and checkpoints.startswith(POSTGRES_SCHEMES):
         checks.append(_postgres(checkpoints, origins))
