@@ -189,8 +189,10 @@ class FakeWeb:
     served_models: tuple[str, ...] = ("gpt-4o-mini", "gpt-4o")
     content_search: bool = False  # rank results by the words a query shares with each page
     # What a local server says of its context: Ollama's GET /api/ps (a model it holds → the
-    # context it holds it with), llama.cpp's GET /props (a slot's). None: not that server (404).
+    # context it holds it with), LM Studio's GET /api/v1/models (a model → its loaded
+    # instance's), llama.cpp's GET /props (a slot's). None: not that server (404).
     held_models: dict[str, int] | None = None
+    loaded_models: dict[str, int] | None = None
     slot_context: int | None = None
     local_keys: list[str] = field(default_factory=list)  # the Authorization each of those got
     host: str = "127.0.0.1"  # where the first host listens (another loopback address may stand in)
@@ -390,9 +392,14 @@ class _Handler(BaseHTTPRequestHandler):
             listed = [{"id": m, "object": "model"} for m in self.web.served_models]
             return self._json(status, {"object": "list", "data": listed} if status == 200
                               else {"error": {"message": f"HTTP {status}"}})  # fmt: skip
-        if path in ("/api/ps", "/props"):
+        if path in ("/api/ps", "/api/v1/models", "/props"):
             with self.web._lock:
                 self.web.local_keys.append(self.headers.get("Authorization", ""))
+        if path == "/api/v1/models" and self.web.loaded_models is not None:
+            listed = [{"type": "llm", "key": m, "max_context_length": 131072,
+                       "loaded_instances": [{"id": m, "config": {"context_length": n}}]}
+                      for m, n in self.web.loaded_models.items()]  # fmt: skip
+            return self._json(200, {"models": listed})
         if path == "/api/ps" and self.web.held_models is not None:
             held = [{"name": m, "model": m, "size": 1, "context_length": n}
                     for m, n in self.web.held_models.items()]  # fmt: skip

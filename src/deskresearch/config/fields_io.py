@@ -235,7 +235,7 @@ class PageFields:
             json_schema_extra=PAGES,
             ge=0,
             le=10_000_000,
-            description="Context window of the summary model in tokens, which sizes the page pieces it reads. 0: its name's (else 8192), at most 4096 on a local server (Ollama, llama.cpp, LM Studio), which loads models with that much unless started with more (OLLAMA_CONTEXT_LENGTH): set it to what your server gives the model. On a local server it is taken for the report and judge models on the same server too, whose prompts keep the facts that fit it (each cut said in provenance).",
+            description="Context window of the summary model in tokens, which sizes the page pieces it reads. 0: its name's (else 8192); on a local server (Ollama, llama.cpp, LM Studio), the context the server says it loaded the model with (asked before a new run), else at most 4096, which such servers give unless started with more (OLLAMA_CONTEXT_LENGTH): then set it to what your server gives the model. On a local server it is taken for the report and judge models on the same server too, whose prompts keep the facts that fit it (each cut said in provenance).",
         ),
     ] = 0
 

@@ -2,19 +2,23 @@
 
 A local server loads a model with the context it was started with (Ollama: 4,096 tokens under
 24 GiB of VRAM, 32k on 24, 256k on 48, or ``OLLAMA_CONTEXT_LENGTH``; llama.cpp: ``-c``, or the
-model's own since 2025), and Ollama cuts a longer prompt without a word. Two servers say it, for
-free, in the network pre-flight:
+model's own since 2025; LM Studio: what its load settings say), and Ollama cuts a longer prompt
+without a word. Three servers say it, for free, in the network pre-flight:
 
 - Ollama's ``GET /api/ps`` lists the models it holds in memory, each with the context it was
   loaded with (``context_length``). A model it does not hold yet is not listed: the default is
   taken, and the notice says how to say more. The run's other models on that server take the
   window too, so the smallest of those it holds is the one said.
+- LM Studio's ``GET /api/v1/models`` (its REST API, since 0.4) lists each model with the
+  instances it has loaded, each with its ``config.context_length``; as with Ollama, per model,
+  and nothing unless it has loaded the summary model. (Its older ``/api/v0/models`` gives only
+  the model's maximum, not what it was loaded with: not asked.)
 - llama.cpp's ``GET /props`` gives each slot's context (``default_generation_settings.n_ctx``:
   ``-c`` shared by ``--parallel``), fixed when the server started.
 
 What a server said is the run's ``summary_context_window`` (saved with it, so a resume fits its
 prompts the same way; a flag overrides it then); a value the user gave is never asked about.
-LM Studio says nothing here. Asking never stops a run: no answer, or nonsense, said nothing.
+Asking never stops a run: no answer, or nonsense, said nothing.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ class Window:
     """What the pre-flight found of the summary model's window on its local server."""
 
     tokens: int = 0  # the context the server said it gives (0: it said nothing)
-    said_by: str = ""  # where: "its /api/ps", "its /props"
+    said_by: str = ""  # where: "its /api/ps", "its /api/v1/models", "its /props"
     notices: tuple[str, ...] = ()
 
 
@@ -73,26 +77,31 @@ def default_notice(shown: str) -> str:
         "with more, so pages are read in small pieces and the report's prompts keep the facts "
         "that fit. Started with more (OLLAMA_CONTEXT_LENGTH, llama.cpp's -c), pass "
         f"--summary-context-window with that number ({LOCAL_SERVER_WINDOW} to confirm the "
-        "default); Ollama says it itself once it holds the model (`ollama ps`)"
+        "default); Ollama and LM Studio say it themselves once they hold the model "
+        "(`ollama ps`, `lms ps`)"
     )
 
 
 async def asked_window(base: str, models: list[str], key: str | None = None) -> tuple[int, str]:
     """The context the server at ``base`` says it gives ``models``, and where it said it.
 
-    Ollama's is per model: the smallest it holds them with, and nothing unless it holds the
-    first (the summary model; one it holds at a larger context than another is loaded with
-    would be cut). llama.cpp's serves every name alike. ``(0, "")`` when it says nothing: not
-    an Ollama or llama.cpp server, the model not held, no answer within ``ASK_S``. ``key`` is
-    sent as the model calls send it (llama.cpp's ``--api-key`` guards ``/props`` too).
+    Ollama's and LM Studio's are per model: the smallest they hold them with, and nothing
+    unless they hold the first (the summary model; one held at a larger context than another
+    is loaded with would be cut). llama.cpp's serves every name alike. ``(0, "")`` when it says
+    nothing: none of those servers, the model not held, no answer within ``ASK_S``. ``key`` is
+    sent as the model calls send it (llama.cpp's ``--api-key`` guards ``/props`` too, LM
+    Studio's API tokens its REST API).
     """
     root = base.rstrip("/").removesuffix("/v1")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    ps, props = await asyncio.gather(_body(root + "/api/ps", headers),
-                                     _body(root + "/props", headers))  # fmt: skip
-    held = [ollama_context(ps, m) for m in models]
-    if held and held[0]:
-        return min(t for t in held if t), "its /api/ps"
+    ps, listed, props = await asyncio.gather(_body(root + "/api/ps", headers),
+                                             _body(root + "/api/v1/models", headers),
+                                             _body(root + "/props", headers))  # fmt: skip
+    for body, read, said_by in ((ps, ollama_context, "its /api/ps"),
+                                (listed, lmstudio_context, "its /api/v1/models")):  # fmt: skip
+        held = [read(body, m) for m in models]
+        if held and held[0]:
+            return min(t for t in held if t), said_by
     if tokens := llamacpp_context(props):
         return tokens, "its /props"
     return 0, ""
@@ -115,6 +124,30 @@ def ollama_context(body: Any, model: str) -> int:
             continue
         if names & {v for v in (held.get("name"), held.get("model")) if isinstance(v, str)}:
             return _tokens(held.get("context_length"))
+    return 0
+
+
+def lmstudio_context(body: Any, model: str) -> int:
+    """The context LM Studio's ``/api/v1/models`` says ``model`` is loaded with (0: not loaded).
+
+    ``model`` names a model (its ``key``: any of its loaded instances may answer, so the
+    smallest of theirs) or one loaded instance (its ``id``).
+    """
+    models = body.get("models") if isinstance(body, dict) else None
+    for listed in models if isinstance(models, list) else []:
+        if not isinstance(listed, dict):
+            continue
+        loaded = listed.get("loaded_instances")
+        instances = [i for i in loaded if isinstance(i, dict)] if isinstance(loaded, list) else []
+        named = (
+            instances
+            if listed.get("key") == model
+            else [i for i in instances if i.get("id") == model]
+        )
+        sizes = [_tokens(c.get("context_length")) for i in named
+                 if isinstance(c := i.get("config"), dict)]  # fmt: skip
+        if sizes:
+            return 0 if 0 in sizes else min(sizes)
     return 0
 
 

@@ -1,7 +1,8 @@
 """What a local server says of its context, asked in the pre-flight (services.local_window).
 
-The loopback web answers Ollama's ``GET /api/ps`` and llama.cpp's ``GET /props`` in their
-documented shapes when told to, and 404 otherwise, as any other server does.
+The loopback web answers Ollama's ``GET /api/ps``, LM Studio's ``GET /api/v1/models`` and
+llama.cpp's ``GET /props`` in their documented shapes when told to, and 404 otherwise, as any
+other server does.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from deskresearch.services.local_window import (
     asked_context,
     asked_window,
     llamacpp_context,
+    lmstudio_context,
     ollama_context,
 )
 from deskresearch.session.plan import Plan
@@ -50,6 +52,39 @@ def test_ollama_s_answer_gives_the_context_of_the_model_it_holds(
     assert ollama_context(body, model) == tokens
 
 
+def lms(**loaded: list[Any]) -> dict[str, Any]:
+    """LM Studio's /api/v1/models: each model key with the contexts of its loaded instances."""
+    return {"models": [
+        {"type": "llm", "key": k, "max_context_length": 131072,
+         "loaded_instances": [{"id": k if n == 0 else f"{k}:{n + 1}", "config": {"context_length": c}}
+                              for n, c in enumerate(contexts)]}
+        for k, contexts in loaded.items()
+    ]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("body", "model", "tokens"),
+    [
+        (lms(**{"qwen/qwen3-8b": [16384]}), "qwen/qwen3-8b", 16384),
+        (lms(**{"qwen/qwen3-8b": [16384, 8192]}), "qwen/qwen3-8b", 8192),  # any instance answers
+        (lms(**{"qwen/qwen3-8b": [16384, 8192]}), "qwen/qwen3-8b:2", 8192),  # that instance
+        (lms(**{"qwen/qwen3-8b": []}), "qwen/qwen3-8b", 0),  # downloaded, not loaded
+        (lms(**{"qwen/qwen3-8b": [16384]}), "llama3.1", 0),
+        (lms(**{"qwen/qwen3-8b": ["16384"]}), "qwen/qwen3-8b", 0),  # not a number
+        (lms(**{"qwen/qwen3-8b": [16384, 12]}), "qwen/qwen3-8b", 0),  # one instance says nonsense
+        ({"models": [{"key": "m", "loaded_instances": [{"id": "m", "config": None}]}]}, "m", 0),
+        ({"models": [{"key": "m", "loaded_instances": {"id": "m"}}]}, "m", 0),
+        ({"models": ["m", 4096]}, "m", 0),
+        ({"data": []}, "m", 0),  # the OpenAI-compatible list: no contexts in it
+        (None, "m", 0),
+    ],
+)
+def test_lm_studio_s_answer_gives_the_context_of_the_model_it_has_loaded(
+    body: Any, model: str, tokens: int
+) -> None:
+    assert lmstudio_context(body, model) == tokens
+
+
 def test_llamacpp_s_answer_gives_a_slot_s_context() -> None:
     assert llamacpp_context({"default_generation_settings": {"n_ctx": 8192}}) == 8192
     assert llamacpp_context({"default_generation_settings": {}}) == 0
@@ -70,10 +105,17 @@ def test_the_server_is_asked_where_it_answers_and_says_which() -> None:
         assert asyncio.run(asked_window(base, ["mistral", "llama3.1"])) == (0, ""), (
             "the summary model not held: nothing said"
         )
-        web.held_models, web.slot_context = None, 8192
+        web.held_models, web.loaded_models = None, {"qwen/qwen3-8b": 16384, "gemma": 8192}
+        said = (16384, "its /api/v1/models")
+        assert asyncio.run(asked_window(base, ["qwen/qwen3-8b", "llama3.1"])) == said
+        assert asyncio.run(asked_window(base, ["qwen/qwen3-8b", "gemma"]))[0] == 8192
+        assert asyncio.run(asked_window(base, ["llama3.1", "qwen/qwen3-8b"])) == (0, "")
+        web.loaded_models, web.slot_context = None, 8192
         web.local_keys.clear()
         assert asyncio.run(asked_window(base, ["anything"], "sk-local")) == (8192, "its /props")
-        assert web.local_keys == ["Bearer sk-local"] * 2, "the key, as llama.cpp's --api-key asks"
+        assert web.local_keys == ["Bearer sk-local"] * 3, (
+            "the key, as llama.cpp's --api-key and LM Studio's API tokens ask"
+        )
     closed = f"http://127.0.0.1:{free_port()}/v1"
     assert asyncio.run(asked_window(closed, ["llama3.1"])) == (0, ""), "nothing listens"
 
