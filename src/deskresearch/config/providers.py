@@ -51,20 +51,29 @@ _LOCAL_SERVERS = ("ollama", "llamacpp", "lmstudio")
 OLLAMA_PORT = 11434
 
 
+# Their usual ports (llama.cpp 8080, LM Studio 1234) name them on this machine only: elsewhere
+# they are as likely a hosted API's proxy. Ollama's own port names it on any host.
+_LOCAL_PORTS = frozenset(urlsplit(PROVIDERS[name]).port for name in _LOCAL_SERVERS)
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
 def local_window(base_url: str | None) -> int | None:
     """The context a local server gives its models by default, when ``base_url`` is one; else None.
 
-    Known by a provider prefix's URL, or by Ollama's port on any host.
+    Known by a provider prefix's URL, by Ollama's port on any host, or by llama.cpp's or LM
+    Studio's usual port on this machine (``http://127.0.0.1:8080/v1`` as ``localhost``).
     """
     if not base_url:
         return None
     if base_url.rstrip("/") in {PROVIDERS[name] for name in _LOCAL_SERVERS}:
         return LOCAL_SERVER_WINDOW
     try:
-        port = urlsplit(base_url).port
+        parts = urlsplit(base_url)
+        port = parts.port
     except ValueError:
         return None
-    return LOCAL_SERVER_WINDOW if port == OLLAMA_PORT else None
+    here = (parts.hostname or "") in _LOOPBACK and port in _LOCAL_PORTS
+    return LOCAL_SERVER_WINDOW if port == OLLAMA_PORT or here else None
 
 
 HOSTED_CALLS = 16  # a round's page summaries go out together instead of queuing for places
