@@ -75,7 +75,7 @@ def test_the_command_fits_the_window_a_local_server_says_it_gives(tmp_path: Path
             env=loopback_env(web), capture_output=True, text=True, cwd=tmp_path, timeout=300,
         )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    said = f"{web.base}/v1 holds gpt-4o-mini with a 2,048-token context (its /api/ps)"
+    said = f"{web.base}/v1 gives gpt-4o-mini a 2,048-token context (its /api/ps)"
     assert said in done.stderr
     [result] = [json.loads(f.read_text(encoding="utf-8")) for f in out.glob("*.json")]
     verdicts = Counter(c["verdict"] for c in result["citations"])

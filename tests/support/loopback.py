@@ -193,6 +193,8 @@ class FakeWeb:
     # instance's), llama.cpp's GET /props (a slot's). None: not that server (404).
     held_models: dict[str, int] | None = None
     loaded_models: dict[str, int] | None = None
+    # Ollama's POST /api/show (with held_models set): a model → the num_ctx its Modelfile sets.
+    modelfiles: dict[str, int] = field(default_factory=dict)
     slot_context: int | None = None
     local_keys: list[str] = field(default_factory=list)  # the Authorization each of those got
     host: str = "127.0.0.1"  # where the first host listens (another loopback address may stand in)
@@ -343,6 +345,17 @@ class _Handler(BaseHTTPRequestHandler):
             query = parse_qs(raw.decode()).get("q", [""])[0]
             return self._engine("duckduckgo", query, ddg_html, "text/html")
         body = json.loads(raw or b"{}")
+        if self.path == "/api/show" and web.held_models is not None:  # Ollama's model card
+            with web._lock:
+                web.local_keys.append(self.headers.get("Authorization", ""))
+            known = {m.removesuffix(":latest"): n for m, n in web.modelfiles.items()}
+            ctx = known.get(str(body.get("model", "")).removesuffix(":latest"))
+            if ctx is None:
+                return self._json(404, {"error": f"model '{body.get('model')}' not found"})
+            lines = [f"num_ctx                        {ctx}"] if ctx else []  # 0: none set
+            parameters = "\n".join([*lines, 'stop                           "<|eot_id|>"'])
+            return self._json(200, {"modelfile": "# ...", "parameters": parameters,
+                                    "model_info": {"llama.context_length": 131072}})  # fmt: skip
         if self.path.endswith("/chat/completions"):
             with web._lock:
                 web.model_agents.append(self.headers.get("User-Agent", ""))
@@ -396,10 +409,12 @@ class _Handler(BaseHTTPRequestHandler):
             with self.web._lock:
                 self.web.local_keys.append(self.headers.get("Authorization", ""))
         if path == "/api/v1/models" and self.web.loaded_models is not None:
-            listed = [{"type": "llm", "key": m, "max_context_length": 131072,
-                       "loaded_instances": [{"id": m, "config": {"context_length": n}}]}
-                      for m, n in self.web.loaded_models.items()]  # fmt: skip
-            return self._json(200, {"models": listed})
+            loaded: list[dict[str, Any]] = [
+                {"type": "llm", "key": m, "max_context_length": 131072,
+                 "loaded_instances": [{"id": m, "config": {"context_length": n}}]}
+                for m, n in self.web.loaded_models.items()
+            ]  # fmt: skip
+            return self._json(200, {"models": loaded})
         if path == "/api/ps" and self.web.held_models is not None:
             held = [{"name": m, "model": m, "size": 1, "context_length": n}
                     for m, n in self.web.held_models.items()]  # fmt: skip

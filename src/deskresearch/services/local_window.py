@@ -6,9 +6,12 @@ model's own since 2025; LM Studio: what its load settings say), and Ollama cuts 
 without a word. Three servers say it, for free, in the network pre-flight:
 
 - Ollama's ``GET /api/ps`` lists the models it holds in memory, each with the context it was
-  loaded with (``context_length``). A model it does not hold yet is not listed: the default is
-  taken, and the notice says how to say more. The run's other models on that server take the
-  window too, so the smallest of those it holds is the one said.
+  loaded with (``context_length``). The run's other models on that server take the window too,
+  so the smallest of those it holds is the one said. A summary model it does not hold yet is
+  asked of ``POST /api/show``: a ``num_ctx`` its Modelfile sets (``PARAMETER num_ctx 32768``,
+  the usual way to give a model more room when its callers speak the OpenAI API) is what it
+  will be loaded with. Else the server's default applies, which no request tells: the default
+  is taken, and the notice says how to say more.
 - LM Studio's ``GET /api/v1/models`` (its REST API, since 0.4) lists each model with the
   instances it has loaded, each with its ``config.context_length``; as with Ollama, per model,
   and nothing unless it has loaded the summary model. (Its older ``/api/v0/models`` gives only
@@ -24,6 +27,7 @@ Asking never stops a run: no answer, or nonsense, said nothing.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +47,7 @@ class Window:
     """What the pre-flight found of the summary model's window on its local server."""
 
     tokens: int = 0  # the context the server said it gives (0: it said nothing)
-    said_by: str = ""  # where: "its /api/ps", "its /api/v1/models", "its /props"
+    said_by: str = ""  # where: "its /api/ps", "its /props", ...
     notices: tuple[str, ...] = ()
 
 
@@ -62,7 +66,7 @@ async def asked_context(ctx: Context, environ: Mapping[str, str]) -> Window:
         tokens, said_by = 0, ""
     shown = mask_secrets(base)
     if tokens:
-        notice = (f"{shown} holds {spec.model} with a {tokens:,}-token context ({said_by}): pages "
+        notice = (f"{shown} gives {spec.model} a {tokens:,}-token context ({said_by}): pages "
                   "are read and the report's prompts fitted to that; --summary-context-window "
                   "says otherwise")  # fmt: skip
         return Window(tokens, said_by, (notice,))
@@ -78,7 +82,7 @@ def default_notice(shown: str) -> str:
         "that fit. Started with more (OLLAMA_CONTEXT_LENGTH, llama.cpp's -c), pass "
         f"--summary-context-window with that number ({LOCAL_SERVER_WINDOW} to confirm the "
         "default); Ollama and LM Studio say it themselves once they hold the model "
-        "(`ollama ps`, `lms ps`)"
+        "(`ollama ps`, `lms ps`), and Ollama before that when its Modelfile sets num_ctx"
     )
 
 
@@ -87,7 +91,8 @@ async def asked_window(base: str, models: list[str], key: str | None = None) -> 
 
     Ollama's and LM Studio's are per model: the smallest they hold them with, and nothing
     unless they hold the first (the summary model; one held at a larger context than another
-    is loaded with would be cut). llama.cpp's serves every name alike. ``(0, "")`` when it says
+    is loaded with would be cut); Ollama's models not held yet, what their Modelfiles set.
+    llama.cpp's serves every name alike. ``(0, "")`` when it says
     nothing: none of those servers, the model not held, no answer within ``ASK_S``. ``key`` is
     sent as the model calls send it (llama.cpp's ``--api-key`` guards ``/props`` too, LM
     Studio's API tokens its REST API).
@@ -97,19 +102,28 @@ async def asked_window(base: str, models: list[str], key: str | None = None) -> 
     ps, listed, props = await asyncio.gather(_body(root + "/api/ps", headers),
                                              _body(root + "/api/v1/models", headers),
                                              _body(root + "/props", headers))  # fmt: skip
-    for body, read, said_by in ((ps, ollama_context, "its /api/ps"),
-                                (listed, lmstudio_context, "its /api/v1/models")):  # fmt: skip
-        held = [read(body, m) for m in models]
-        if held and held[0]:
-            return min(t for t in held if t), said_by
+    held = [ollama_context(ps, m) for m in models]
+    said_by = "its /api/ps"
+    if models and not held[0] and is_ollama(ps):  # not held yet: what its Modelfile sets
+        said_by = "its Modelfile's num_ctx, /api/show"
+        todo = [m for m, t in zip(models, held, strict=True) if not t]
+        shown = await asyncio.gather(
+            *(_body(root + "/api/show", headers, post={"model": m}) for m in todo)
+        )
+        set_by = iter(modelfile_context(body) for body in shown)
+        held = [t or next(set_by) for t in held]
+    for sizes, where in ((held, said_by),
+                         ([lmstudio_context(listed, m) for m in models], "its /api/v1/models")):  # fmt: skip
+        if sizes and sizes[0]:
+            return min(t for t in sizes if t), where
     if tokens := llamacpp_context(props):
         return tokens, "its /props"
     return 0, ""
 
 
-async def _body(url: str, headers: Mapping[str, str]) -> Any:
+async def _body(url: str, headers: Mapping[str, str], post: Mapping[str, str] | None = None) -> Any:
     try:
-        status, body = await get_json(url, headers, timeout=ASK_S)
+        status, body = await get_json(url, headers, timeout=ASK_S, post=post)
     except Exception:  # noqa: BLE001 - no answer, or none we can read: it said nothing
         return None
     return body if status == 200 else None
@@ -125,6 +139,21 @@ def ollama_context(body: Any, model: str) -> int:
         if names & {v for v in (held.get("name"), held.get("model")) if isinstance(v, str)}:
             return _tokens(held.get("context_length"))
     return 0
+
+
+def is_ollama(body: Any) -> bool:
+    """``/api/ps`` answered as Ollama does (a list of the models it holds, maybe none)."""
+    return isinstance(body, dict) and isinstance(body.get("models"), list)
+
+
+_NUM_CTX = re.compile(r"^num_ctx\s+(\d{1,9})\s*$", re.MULTILINE)
+
+
+def modelfile_context(body: Any) -> int:
+    """The ``num_ctx`` Ollama's ``/api/show`` says the model's Modelfile sets (0: none set)."""
+    parameters = body.get("parameters") if isinstance(body, dict) else None
+    found = _NUM_CTX.search(parameters) if isinstance(parameters, str) else None
+    return _tokens(int(found.group(1))) if found else 0
 
 
 def lmstudio_context(body: Any, model: str) -> int:

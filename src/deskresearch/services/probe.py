@@ -1,4 +1,4 @@
-"""One GET of a pre-flight check: its status and JSON body, no retry (httpx imported when used)."""
+"""One request of a pre-flight check: its status and JSON body, no retry (httpx imported when used)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,11 @@ async def get_json(
     *,
     proxy: str | None = None,
     timeout: float = TIMEOUT_S,
+    post: Mapping[str, Any] | None = None,
 ) -> tuple[int, Any]:
-    """GET ``url`` once: its HTTP status and its JSON body (None when it has none).
+    """GET ``url`` once (or POST ``post`` as JSON): its HTTP status and JSON body (or None).
+
+    ``post`` is for reads a server takes as a POST (Ollama's ``/api/show``).
 
     Raises:
         httpx.TransportError: the server does not answer.
@@ -25,7 +28,9 @@ async def get_json(
     from deskresearch.services.web.tls import tls_context
 
     async with httpx.AsyncClient(timeout=timeout, verify=tls_context(), proxy=proxy) as client:
-        response = await client.get(url, headers=dict(headers or {}))
+        response = await client.request(
+            "GET" if post is None else "POST", url, headers=dict(headers or {}), json=post
+        )
         try:
             return response.status_code, response.json()
         except ValueError:

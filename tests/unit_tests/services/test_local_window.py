@@ -19,6 +19,7 @@ from deskresearch.services.local_window import (
     asked_window,
     llamacpp_context,
     lmstudio_context,
+    modelfile_context,
     ollama_context,
 )
 from deskresearch.session.plan import Plan
@@ -83,6 +84,40 @@ def test_lm_studio_s_answer_gives_the_context_of_the_model_it_has_loaded(
     body: Any, model: str, tokens: int
 ) -> None:
     assert lmstudio_context(body, model) == tokens
+
+
+@pytest.mark.parametrize(
+    ("parameters", "tokens"),
+    [
+        ('num_ctx                        32768\nstop "<|eot_id|>"', 32768),
+        ('stop "<|eot_id|>"\nnum_ctx 8192', 8192),
+        ('stop "<|eot_id|>"', 0),  # none set: the server's default, which it does not say
+        ("num_ctx 12", 0),  # not a context any server gives
+        ("num_ctx_extra 8192", 0),
+        ("num_ctx 8192 tokens", 0),
+        (8192, 0),
+    ],
+)
+def test_ollama_s_model_card_gives_the_num_ctx_its_modelfile_sets(
+    parameters: Any, tokens: int
+) -> None:
+    assert modelfile_context({"parameters": parameters}) == tokens
+
+
+def test_a_model_ollama_does_not_hold_yet_is_asked_what_its_modelfile_sets() -> None:
+    with serve() as web:
+        base = web.base + "/v1"
+        web.held_models = {}  # Ollama, holding nothing yet
+        web.modelfiles = {"llama3.1-32k:latest": 32768, "qwen2.5:7b": 0}
+        where = "its Modelfile's num_ctx, /api/show"
+        assert asyncio.run(asked_window(base, ["llama3.1-32k"])) == (32768, where)
+        assert asyncio.run(asked_window(base, ["qwen2.5:7b"])) == (0, ""), "it sets none"
+        assert asyncio.run(asked_window(base, ["mistral"])) == (0, ""), "no such model"
+        web.held_models = {"qwen2.5:7b": 8192}  # the report model held: its context counts too
+        assert asyncio.run(asked_window(base, ["llama3.1-32k", "qwen2.5:7b"])) == (8192, where)
+        web.local_keys.clear()
+        asyncio.run(asked_window(base, ["llama3.1-32k", "qwen2.5:7b"], "sk-o"))
+        assert web.local_keys.count("Bearer sk-o") == 4, "ps, v1/models, props, one show"
 
 
 def test_llamacpp_s_answer_gives_a_slot_s_context() -> None:
