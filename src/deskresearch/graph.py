@@ -24,7 +24,10 @@ max_rounds, followups_per_round and the token budget. The outline and the weighi
 run beside every reflection: when it follows no lead (the last round), the report is not kept
 waiting for one more call; when it does, they cost tokens, never time. Per-page work runs as one branch (a subgraph), so a page is
 summarised as soon as its own fetch finishes. Transient I/O errors retry with backoff
-(TRANSIENT); what still fails lands in an error handler that records it and falls back.
+(TRANSIENT); what still fails in a search, a page, a ranking, the reflection, the weighing,
+the outline, a section or the citation check lands in an error handler that records it and
+falls back; in the keywords, the plan or the one-call report it ends the run (with nothing to
+fall back on).
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ class ModelFields:
         Field(
             title="Model server URL",
             json_schema_extra=MODELS,
-            description="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 for Ollama. Empty: OPENAI_BASE_URL, else api.openai.com."
+            description="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 for Ollama. Empty: OPENAI_BASE_URL (or OPENAI_API_BASE), else api.openai.com."
             + DEPLOYMENT,
         ),
     ] = ""

@@ -6,7 +6,8 @@ turns it off (``"disable_mcp": true``) and mounts ``app``, the official SDK's st
 app around the same tool ``deskresearch mcp`` serves (``mcp.tool``). A call starts an ordinary
 run of the ``researcher`` graph on the server that hosts it, through langgraph-sdk's in-process
 client: the server's checkpointer and queue, its locked deployment settings (the served graph
-refuses a locked setting; the call can only choose language and max_rounds), a thread that
+refuses a locked setting; the call can only choose language, max_rounds, since and the
+domain scope), a thread that
 stays (its state is the full result; ``threads.get_state(thread_id)``), and a run a cancelled
 call interrupts (its checkpoint stays: a run on the same thread with no input resumes it).
 
