@@ -13,14 +13,16 @@ import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import Browser, BrowserContext, Page
 
 from tests.support import browser
-from tests.support.desk import Desk
+from tests.support.desk import Desk, served
 from tests.support.desk_page import RUN_S, ask, opened, page_read_since, threads, until
 from tests.support.loopback import FakeWeb
+from tests.support.server import free_port
 
 pytestmark = [pytest.mark.skipif(not browser.available(), reason=browser.MISSING),
               pytest.mark.xdist_group("browser")]  # fmt: skip
@@ -121,3 +123,37 @@ def test_deleting_asks_first_then_removes_the_run_and_its_files(
     page.wait_for_selector(f'#runs a[data-thread="{thread}"]', state="detached")
     assert thread not in threads(desk.store) and not any(f.exists() for f in own)
     page.close()
+
+
+def test_the_page_says_when_it_loses_its_desk_and_what_to_do_once_it_was_restarted(
+    chromium: Browser, web: FakeWeb, tmp_path: Path
+) -> None:
+    """A dropped stream is said and, when back, the run shown is fetched again; a restarted desk
+    (a new key: this page's cookie is stale) is said with what to do."""
+    port = free_port()
+    ctx = chromium.new_context()
+    with served(web, tmp_path, "--port", str(port)) as first:
+        page = ctx.new_page()
+        page.goto(first.link)
+        page.goto(f"{first.base}/#run/no-such-run")  # a run shown: its GET answers 404
+        page.wait_for_selector("body[data-ready=true]")
+        page.wait_for_selector("#run-problem:not(:empty)")
+        assert page.get_attribute("#connection", "data-state") == "open"
+        page.route("**/api/events*", lambda route: route.abort())  # the network drops
+        page.evaluate("connect()")
+        page.wait_for_selector("#connection[data-state=reconnecting]")
+        assert "reconnecting" in page.inner_text("#connection")
+        with page.expect_request(lambda r: r.url.endswith("/api/runs/no-such-run")):
+            page.unroute("**/api/events*")  # back: the browser's next try gets through
+            page.wait_for_selector("#connection[data-state=open]", state="attached",
+                                   timeout=30_000)  # fmt: skip
+        assert page.inner_text("#connection") == ""
+    page.wait_for_selector("#connection[data-state=reconnecting]")  # the desk stopped (Ctrl-C)
+    with served(web, tmp_path, "--port", str(port)) as second:
+        page.wait_for_selector("#connection[data-state=refused]", timeout=30_000)
+        assert "open the new link" in page.inner_text("#connection")
+        page.goto(second.link)  # as the message says
+        page.wait_for_selector("body[data-ready=true]")
+        page.wait_for_function("source !== null && source.readyState === EventSource.OPEN")
+        assert page.inner_text("#connection") == ""
+    ctx.close()

@@ -199,17 +199,40 @@ function confirmDelete() {
 
 // ---- the page ------------------------------------------------------------------------------
 
+// What the page says of its event stream: nothing while it flows; while the browser tries to
+// reconnect (the server stopped, the network dropped), that it is trying; when the server
+// refuses it (a restarted `deskresearch ui` has a new key, so this page's cookie is stale),
+// what to do. A stream back after a loss shows the run again: what it missed is fetched.
+function lost(stream) {
+  const line = $("#connection");
+  if (stream !== source) return; // an older stream, closed on purpose
+  if (stream.readyState === EventSource.CLOSED) {
+    line.dataset.state = "refused";
+    line.textContent = "deskresearch ui no longer answers this page. If it was restarted, open the new link it printed.";
+  } else {
+    line.dataset.state = "reconnecting";
+    line.textContent = "Lost touch with deskresearch ui: reconnecting… (is it still running?)";
+  }
+}
+
 function connect() {
   if (source) source.close();
   source = null;
   if (document.hidden) return; // a hidden tab holds no connection (browsers allow six per host)
-  source = new EventSource(`/api/events${current ? `?watch=${encodeURIComponent(current)}` : ""}`);
-  source.addEventListener("open", () => {
+  const stream = new EventSource(`/api/events${current ? `?watch=${encodeURIComponent(current)}` : ""}`);
+  source = stream;
+  stream.addEventListener("open", () => {
     shownVersion = 0; // a new stream (a restarted server counts from 0): its first snapshot is current
+    const line = $("#connection");
+    const back = line.dataset.state !== "open";
+    line.dataset.state = "open";
+    line.textContent = "";
     loadRuns();
+    if (back && current) openRun(current, { keep: true }); // what changed while it was away
   });
-  source.addEventListener("runs", loadRuns);
-  source.addEventListener("progress", onProgress);
+  stream.addEventListener("error", () => lost(stream));
+  stream.addEventListener("runs", loadRuns);
+  stream.addEventListener("progress", onProgress);
 }
 
 function route() {
