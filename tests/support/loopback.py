@@ -193,8 +193,11 @@ class FakeWeb:
     # instance's), llama.cpp's GET /props (a slot's). None: not that server (404).
     held_models: dict[str, int] | None = None
     loaded_models: dict[str, int] | None = None
-    # Ollama's POST /api/show (with held_models set): a model → the num_ctx its Modelfile sets.
+    loaded_v0: dict[str, int] | None = None  # LM Studio 0.3's GET /api/v0/models
+    # Ollama's POST /api/show (with held_models set): a model → the num_ctx its Modelfile sets
+    # (0: none), and the context the model was trained on.
     modelfiles: dict[str, int] = field(default_factory=dict)
+    trained_context: int = 131072
     slot_context: int | None = None
     local_keys: list[str] = field(default_factory=list)  # the Authorization each of those got
     host: str = "127.0.0.1"  # where the first host listens (another loopback address may stand in)
@@ -354,8 +357,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(404, {"error": f"model '{body.get('model')}' not found"})
             lines = [f"num_ctx                        {ctx}"] if ctx else []  # 0: none set
             parameters = "\n".join([*lines, 'stop                           "<|eot_id|>"'])
+            info = {"general.architecture": "llama", "llama.context_length": web.trained_context}
             return self._json(200, {"modelfile": "# ...", "parameters": parameters,
-                                    "model_info": {"llama.context_length": 131072}})  # fmt: skip
+                                    "model_info": info})  # fmt: skip
         if self.path.endswith("/chat/completions"):
             with web._lock:
                 web.model_agents.append(self.headers.get("User-Agent", ""))
@@ -405,7 +409,7 @@ class _Handler(BaseHTTPRequestHandler):
             listed = [{"id": m, "object": "model"} for m in self.web.served_models]
             return self._json(status, {"object": "list", "data": listed} if status == 200
                               else {"error": {"message": f"HTTP {status}"}})  # fmt: skip
-        if path in ("/api/ps", "/api/v1/models", "/props"):
+        if path in ("/api/ps", "/api/v1/models", "/api/v0/models", "/props"):
             with self.web._lock:
                 self.web.local_keys.append(self.headers.get("Authorization", ""))
         if path == "/api/v1/models" and self.web.loaded_models is not None:
@@ -415,6 +419,11 @@ class _Handler(BaseHTTPRequestHandler):
                 for m, n in self.web.loaded_models.items()
             ]  # fmt: skip
             return self._json(200, {"models": loaded})
+        if path == "/api/v0/models" and self.web.loaded_v0 is not None:
+            data = [{"id": m, "object": "model", "type": "llm", "state": "loaded",
+                     "max_context_length": 131072, "loaded_context_length": n}
+                    for m, n in self.web.loaded_v0.items()]  # fmt: skip
+            return self._json(200, {"object": "list", "data": data})
         if path == "/api/ps" and self.web.held_models is not None:
             held = [{"name": m, "model": m, "size": 1, "context_length": n}
                     for m, n in self.web.held_models.items()]  # fmt: skip

@@ -6,18 +6,21 @@ model's own since 2025; LM Studio: what its load settings say), and Ollama cuts 
 without a word. Three servers say it, for free, in the network pre-flight:
 
 - Ollama's ``GET /api/ps`` lists the models it holds in memory, each with the context it was
-  loaded with (``context_length``). The run's other models on that server take the window too,
-  so the smallest of those it holds is the one said. A summary model it does not hold yet is
-  asked of ``POST /api/show``: a ``num_ctx`` its Modelfile sets (``PARAMETER num_ctx 32768``,
-  the usual way to give a model more room when its callers speak the OpenAI API) is what it
-  will be loaded with. Else the server's default applies, which no request tells: the default
-  is taken, and the notice says how to say more.
-- LM Studio's ``GET /api/v1/models`` (its REST API, since 0.4) lists each model with the
-  instances it has loaded, each with its ``config.context_length``; as with Ollama, per model,
-  and nothing unless it has loaded the summary model. (Its older ``/api/v0/models`` gives only
-  the model's maximum, not what it was loaded with: not asked.)
+  loaded with (``context_length``). A model it does not hold yet is asked of
+  ``POST /api/show``: the ``num_ctx`` its Modelfile sets (``PARAMETER num_ctx 32768``, the
+  usual way to give a model more room when its callers speak the OpenAI API), no more than
+  it was trained on, is what it will be loaded with. A model that sets none gets the server's
+  default, which no request tells: it is not counted.
+- LM Studio's ``GET /api/v1/models`` (its REST API since 0.4) lists each model with the
+  instances it has loaded, each with its ``config.context_length``; the older
+  ``GET /api/v0/models`` (0.3) a loaded model's ``loaded_context_length``.
 - llama.cpp's ``GET /props`` gives each slot's context (``default_generation_settings.n_ctx``:
   ``-c`` shared by ``--parallel``), fixed when the server started.
+
+The four requests go at once (then, on Ollama, one ``/api/show`` per model it does not hold),
+each given ``ASK_S`` to connect and as long to answer. The run's other models on the server
+take the window too, so on Ollama and LM Studio the smallest context among the run's models it
+tells is the one said, and nothing unless it tells the summary model's.
 
 What a server said is the run's ``summary_context_window`` (saved with it, so a resume fits its
 prompts the same way; a flag overrides it then); a value the user gave is never asked about.
@@ -89,36 +92,43 @@ def default_notice(shown: str) -> str:
 async def asked_window(base: str, models: list[str], key: str | None = None) -> tuple[int, str]:
     """The context the server at ``base`` says it gives ``models``, and where it said it.
 
-    Ollama's and LM Studio's are per model: the smallest they hold them with, and nothing
-    unless they hold the first (the summary model; one held at a larger context than another
-    is loaded with would be cut); Ollama's models not held yet, what their Modelfiles set.
-    llama.cpp's serves every name alike. ``(0, "")`` when it says
-    nothing: none of those servers, the model not held, no answer within ``ASK_S``. ``key`` is
-    sent as the model calls send it (llama.cpp's ``--api-key`` guards ``/props`` too, LM
-    Studio's API tokens its REST API).
+    Ollama's and LM Studio's are per model: the smallest among those it tells, and nothing
+    unless it tells the first's (the summary model; one given a larger context than another
+    is loaded with would be cut). A model it cannot tell (not loaded, no ``num_ctx`` set) is
+    not counted. llama.cpp's serves every name alike. ``(0, "")`` when it says nothing: none
+    of those servers, the model not held, no answer within ``ASK_S``. ``key`` is sent as the
+    model calls send it (llama.cpp's ``--api-key`` guards ``/props`` too, LM Studio's API
+    tokens its REST API).
     """
     root = base.rstrip("/").removesuffix("/v1")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    ps, listed, props = await asyncio.gather(_body(root + "/api/ps", headers),
-                                             _body(root + "/api/v1/models", headers),
-                                             _body(root + "/props", headers))  # fmt: skip
-    held = [ollama_context(ps, m) for m in models]
-    said_by = "its /api/ps"
-    if models and not held[0] and is_ollama(ps):  # not held yet: what its Modelfile sets
-        said_by = "its Modelfile's num_ctx, /api/show"
-        todo = [m for m, t in zip(models, held, strict=True) if not t]
-        shown = await asyncio.gather(
-            *(_body(root + "/api/show", headers, post={"model": m}) for m in todo)
-        )
-        set_by = iter(modelfile_context(body) for body in shown)
-        held = [t or next(set_by) for t in held]
-    for sizes, where in ((held, said_by),
-                         ([lmstudio_context(listed, m) for m in models], "its /api/v1/models")):  # fmt: skip
-        if sizes and sizes[0]:
-            return min(t for t in sizes if t), where
+    ps, listed, older, props = await asyncio.gather(
+        *(_body(root + path, headers) for path in ("/api/ps", "/api/v1/models", "/api/v0/models",
+                                                   "/props"))
+    )  # fmt: skip
+    if is_ollama(ps):
+        told = await _ollama_sizes(root, headers, ps, models)
+    else:
+        told = [(t, "its /api/v1/models") if (t := lmstudio_context(listed, m))
+                else (lmstudio_v0_context(older, m), "its /api/v0/models") for m in models]  # fmt: skip
+    if told and told[0][0]:
+        return min((t for t in told if t[0]), key=lambda t: t[0])
     if tokens := llamacpp_context(props):
         return tokens, "its /props"
     return 0, ""
+
+
+async def _ollama_sizes(
+    root: str, headers: Mapping[str, str], ps: Any, models: list[str]
+) -> list[tuple[int, str]]:
+    """Each model's context on Ollama: as held (``/api/ps``), else as its Modelfile sets it."""
+    held = [(ollama_context(ps, m), "its /api/ps") for m in models]
+    todo = [m for m, (t, _) in zip(models, held, strict=True) if not t]
+    shown = await asyncio.gather(
+        *(_body(root + "/api/show", headers, post={"model": m}) for m in todo)
+    )
+    told = iter((modelfile_context(b), "its Modelfile's num_ctx, /api/show") for b in shown)
+    return [h if h[0] else next(told) for h in held]
 
 
 async def _body(url: str, headers: Mapping[str, str], post: Mapping[str, str] | None = None) -> Any:
@@ -146,14 +156,24 @@ def is_ollama(body: Any) -> bool:
     return isinstance(body, dict) and isinstance(body.get("models"), list)
 
 
-_NUM_CTX = re.compile(r"^num_ctx\s+(\d{1,9})\s*$", re.MULTILINE)
+_NUM_CTX = re.compile(r"^num_ctx[ \t]+([0-9]{1,9})[ \t]*$", re.MULTILINE)
 
 
 def modelfile_context(body: Any) -> int:
-    """The ``num_ctx`` Ollama's ``/api/show`` says the model's Modelfile sets (0: none set)."""
-    parameters = body.get("parameters") if isinstance(body, dict) else None
+    """The context Ollama's ``/api/show`` says the model will be loaded with (0: it cannot tell).
+
+    That is the ``num_ctx`` its Modelfile sets, but no more than the model was trained on
+    (``model_info``'s ``<architecture>.context_length``): Ollama loads it with the smaller.
+    """
+    if not isinstance(body, dict):
+        return 0
+    parameters, info = body.get("parameters"), body.get("model_info")
     found = _NUM_CTX.search(parameters) if isinstance(parameters, str) else None
-    return _tokens(int(found.group(1))) if found else 0
+    tokens = _tokens(int(found.group(1))) if found else 0
+    info = info if isinstance(info, dict) else {}
+    arch = info.get("general.architecture")
+    trained = _tokens(info.get(f"{arch}.context_length")) if isinstance(arch, str) else 0
+    return min(tokens, trained) if tokens and trained else tokens
 
 
 def lmstudio_context(body: Any, model: str) -> int:
@@ -177,6 +197,15 @@ def lmstudio_context(body: Any, model: str) -> int:
                  if isinstance(c := i.get("config"), dict)]  # fmt: skip
         if sizes:
             return 0 if 0 in sizes else min(sizes)
+    return 0
+
+
+def lmstudio_v0_context(body: Any, model: str) -> int:
+    """The context LM Studio's older ``/api/v0/models`` says ``model`` is loaded with (0: not)."""
+    data = body.get("data") if isinstance(body, dict) else None
+    for listed in data if isinstance(data, list) else []:
+        if isinstance(listed, dict) and listed.get("id") == model:
+            return _tokens(listed.get("loaded_context_length"))
     return 0
 
 

@@ -16,9 +16,9 @@ part, run first):
   searches is a notice, not a stop (the cache, or an engine after it, may cover them);
 - a PostgreSQL checkpoint database, and a Ray cluster's address;
 - for a new run whose summary model is on a local server with no window given, the context that
-  server gives it (``services.local_window``: Ollama's ``/api/ps``, LM Studio's
-  ``/api/v1/models``, llama.cpp's ``/props``; three more free requests, each given a second,
-  which never stop the run).
+  server gives it (``services.local_window``: Ollama's ``/api/ps`` and ``/api/show``, LM
+  Studio's ``/api/v1/models``, llama.cpp's ``/props``; a few more free requests, each given a
+  second, which never stop the run).
 
 A refused connection fails in milliseconds instead of after the run's retries, and before a
 checkpoint exists. Each failure is one line naming where the value came from and the fix.

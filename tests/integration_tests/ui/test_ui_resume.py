@@ -138,7 +138,7 @@ def test_the_page_says_when_it_loses_its_desk_and_what_to_do_once_it_was_restart
         page.goto(f"{first.base}/#run/no-such-run")  # a run shown: its GET answers 404
         page.wait_for_selector("body[data-ready=true]")
         page.wait_for_selector("#run-problem:not(:empty)")
-        assert page.get_attribute("#connection", "data-state") == "open"
+        page.wait_for_function("source !== null && source.readyState === EventSource.OPEN")
         page.route("**/api/events*", lambda route: route.abort())  # the network drops
         page.evaluate("connect()")
         page.wait_for_selector("#connection[data-state=reconnecting]")
@@ -148,6 +148,14 @@ def test_the_page_says_when_it_loses_its_desk_and_what_to_do_once_it_was_restart
             page.wait_for_selector("#connection[data-state=open]", state="attached",
                                    timeout=30_000)  # fmt: skip
         assert page.inner_text("#connection") == ""
+        # A hidden tab holds no stream; shown again, it fetches the run shown as after a loss.
+        hide = "h => { Object.defineProperty(document, 'hidden', {value: h, configurable: true});" \
+               " document.dispatchEvent(new Event('visibilitychange')); }"  # fmt: skip
+        page.evaluate(hide, True)
+        assert page.evaluate("source") is None
+        with page.expect_request(lambda r: r.url.endswith("/api/runs/no-such-run")):
+            page.evaluate(hide, False)
+        page.wait_for_function("source !== null && source.readyState === EventSource.OPEN")
     page.wait_for_selector("#connection[data-state=reconnecting]")  # the desk stopped (Ctrl-C)
     with served(web, tmp_path, "--port", str(port)) as second:
         page.wait_for_selector("#connection[data-state=refused]", timeout=30_000)

@@ -19,6 +19,7 @@ from deskresearch.services.local_window import (
     asked_window,
     llamacpp_context,
     lmstudio_context,
+    lmstudio_v0_context,
     modelfile_context,
     ollama_context,
 )
@@ -104,20 +105,54 @@ def test_ollama_s_model_card_gives_the_num_ctx_its_modelfile_sets(
     assert modelfile_context({"parameters": parameters}) == tokens
 
 
+def test_a_modelfile_s_num_ctx_past_what_the_model_was_trained_on_is_cut_to_that() -> None:
+    card = {"parameters": "num_ctx 131072", "model_info": {"general.architecture": "qwen3",
+                                                           "qwen3.context_length": 40960}}  # fmt: skip
+    assert modelfile_context(card) == 40960, "Ollama loads it with the smaller"
+    card["model_info"] = {"general.architecture": "qwen3", "qwen3.context_length": 262144}
+    assert modelfile_context(card) == 131072
+    card["model_info"] = {"general.architecture": "qwen3", "llama.context_length": 2048}
+    assert modelfile_context(card) == 131072, "another architecture's number says nothing"
+
+
+def test_lm_studio_0_3_s_answer_gives_a_loaded_model_s_context() -> None:
+    def v0(**loaded: Any) -> dict[str, Any]:
+        return {"data": [{"id": m, "state": "loaded" if n else "not-loaded",
+                          "max_context_length": 131072, **({"loaded_context_length": n} if n else {})}
+                         for m, n in loaded.items()]}  # fmt: skip
+
+    assert (
+        lmstudio_v0_context(v0(**{"qwen/qwen3-8b": 16384, "gemma": 8192}), "qwen/qwen3-8b") == 16384
+    )
+    assert lmstudio_v0_context(v0(**{"qwen/qwen3-8b": 0}), "qwen/qwen3-8b") == 0, "not loaded"
+    assert lmstudio_v0_context(v0(gemma=8192), "qwen/qwen3-8b") == 0
+    assert lmstudio_v0_context({"data": ["x"]}, "x") == 0
+    assert lmstudio_v0_context(None, "x") == 0
+
+
 def test_a_model_ollama_does_not_hold_yet_is_asked_what_its_modelfile_sets() -> None:
     with serve() as web:
         base = web.base + "/v1"
         web.held_models = {}  # Ollama, holding nothing yet
-        web.modelfiles = {"llama3.1-32k:latest": 32768, "qwen2.5:7b": 0}
+        web.modelfiles = {"llama3.1-32k:latest": 32768, "qwen2.5:7b": 0, "phi4-16k": 16384}
         where = "its Modelfile's num_ctx, /api/show"
         assert asyncio.run(asked_window(base, ["llama3.1-32k"])) == (32768, where)
         assert asyncio.run(asked_window(base, ["qwen2.5:7b"])) == (0, ""), "it sets none"
         assert asyncio.run(asked_window(base, ["mistral"])) == (0, ""), "no such model"
+        # The run's other models on that server: the smallest context told, named by its source.
+        assert asyncio.run(asked_window(base, ["llama3.1-32k", "phi4-16k"])) == (16384, where)
+        assert asyncio.run(asked_window(base, ["llama3.1-32k", "qwen2.5:7b"])) == (32768, where)
         web.held_models = {"qwen2.5:7b": 8192}  # the report model held: its context counts too
-        assert asyncio.run(asked_window(base, ["llama3.1-32k", "qwen2.5:7b"])) == (8192, where)
+        said = asyncio.run(asked_window(base, ["llama3.1-32k", "qwen2.5:7b"]))
+        assert said == (8192, "its /api/ps")
+        web.held_models = {"llama3.1-32k": 32768}  # the summary model held, another not yet
+        said = asyncio.run(asked_window(base, ["llama3.1-32k", "phi4-16k"]))
+        assert said == (16384, where), "a model not held yet is asked about too"
+        web.trained_context = 8192  # a Modelfile asking more than the model was trained on
+        assert asyncio.run(asked_window(base, ["phi4-16k"])) == (8192, where)
         web.local_keys.clear()
         asyncio.run(asked_window(base, ["llama3.1-32k", "qwen2.5:7b"], "sk-o"))
-        assert web.local_keys.count("Bearer sk-o") == 4, "ps, v1/models, props, one show"
+        assert web.local_keys.count("Bearer sk-o") == 5, "ps, v1 and v0 models, props, one show"
 
 
 def test_llamacpp_s_answer_gives_a_slot_s_context() -> None:
@@ -148,9 +183,11 @@ def test_the_server_is_asked_where_it_answers_and_says_which() -> None:
         web.loaded_models, web.slot_context = None, 8192
         web.local_keys.clear()
         assert asyncio.run(asked_window(base, ["anything"], "sk-local")) == (8192, "its /props")
-        assert web.local_keys == ["Bearer sk-local"] * 3, (
+        assert web.local_keys == ["Bearer sk-local"] * 4, (
             "the key, as llama.cpp's --api-key and LM Studio's API tokens ask"
         )
+        web.slot_context, web.loaded_v0 = None, {"qwen/qwen3-8b": 12288}
+        assert asyncio.run(asked_window(base, ["qwen/qwen3-8b"])) == (12288, "its /api/v0/models")
     closed = f"http://127.0.0.1:{free_port()}/v1"
     assert asyncio.run(asked_window(closed, ["llama3.1"])) == (0, ""), "nothing listens"
 

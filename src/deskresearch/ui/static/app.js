@@ -203,22 +203,29 @@ function confirmDelete() {
 // reconnect (the server stopped, the network dropped), that it is trying; when the server
 // refuses it (a restarted `deskresearch ui` has a new key, so this page's cookie is stale),
 // what to do. A stream back after a loss shows the run again: what it missed is fetched.
+const LOST = {
+  refused: "deskresearch ui no longer answers this page. If it was restarted, open the new link it printed; else reload the page.",
+  reconnecting: "Lost touch with deskresearch ui: reconnecting… (is it still running?)",
+};
+
 function lost(stream) {
   const line = $("#connection");
   if (stream !== source) return; // an older stream, closed on purpose
-  if (stream.readyState === EventSource.CLOSED) {
-    line.dataset.state = "refused";
-    line.textContent = "deskresearch ui no longer answers this page. If it was restarted, open the new link it printed.";
-  } else {
-    line.dataset.state = "reconnecting";
-    line.textContent = "Lost touch with deskresearch ui: reconnecting… (is it still running?)";
-  }
+  const state = stream.readyState === EventSource.CLOSED ? "refused" : "reconnecting";
+  if (line.dataset.state === state) return; // the browser's next try: said once is enough
+  line.dataset.state = state;
+  line.textContent = LOST[state];
 }
 
 function connect() {
   if (source) source.close();
   source = null;
-  if (document.hidden) return; // a hidden tab holds no connection (browsers allow six per host)
+  if (document.hidden) {
+    // A hidden tab holds no connection (browsers allow six per host); what happens meanwhile is
+    // fetched when it is shown again, as after a loss.
+    if ($("#connection").dataset.state === "open") $("#connection").dataset.state = "away";
+    return;
+  }
   const stream = new EventSource(`/api/events${current ? `?watch=${encodeURIComponent(current)}` : ""}`);
   source = stream;
   stream.addEventListener("open", () => {
