@@ -7,6 +7,7 @@ part of the model name (Ollama tags such as ``llama3.1:8b`` contain colons).
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -54,7 +55,16 @@ OLLAMA_PORT = 11434
 # Their usual ports (llama.cpp 8080, LM Studio 1234) name them on this machine only: elsewhere
 # they are as likely a hosted API's proxy. Ollama's own port names it on any host.
 _LOCAL_PORTS = frozenset(urlsplit(PROVIDERS[name]).port for name in _LOCAL_SERVERS)
-_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _loopback(host: str) -> bool:
+    """``localhost``, or an address of this machine's loopback (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def local_window(base_url: str | None) -> int | None:
@@ -72,7 +82,7 @@ def local_window(base_url: str | None) -> int | None:
         port = parts.port
     except ValueError:
         return None
-    here = (parts.hostname or "") in _LOOPBACK and port in _LOCAL_PORTS
+    here = port in _LOCAL_PORTS and _loopback(parts.hostname or "")
     return LOCAL_SERVER_WINDOW if port == OLLAMA_PORT or here else None
 
 

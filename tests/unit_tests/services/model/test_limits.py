@@ -112,6 +112,7 @@ async def test_a_local_server_gets_two_calls_at_once_unless_told_more() -> None:
         ({"base_url": "http://vllm.lan:8000/v1"}, 120.0),  # vLLM: served as a hosted API is
         ({"base_url": "http://127.0.0.1:8080/v1"}, 600.0),  # llama.cpp's port, on this machine
         ({"base_url": "http://[::1]:1234/v1"}, 600.0),  # LM Studio's
+        ({"base_url": "http://127.0.0.2:1234/v1"}, 600.0),
         ({"base_url": "http://proxy.lan:8080/v1"}, 120.0),  # elsewhere: a proxy as likely
         ({"summary_model": "ollama:llama3.1", "model_timeout_s": 45}, 45.0),  # a number is kept
     ],
