@@ -94,7 +94,7 @@ def in_words(exc: BaseException, timeout_s: float) -> str:
 
 NO_ENDPOINT = (
     "no model endpoint configured: set OPENAI_API_KEY to use OpenAI, or point at an "
-    "OpenAI-compatible server (Ollama, vLLM, llama.cpp) with OPENAI_BASE_URL or --base-url, "
+    "OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio) with OPENAI_BASE_URL or --base-url, "
     "e.g. http://localhost:11434/v1"
 )
 

@@ -69,6 +69,7 @@ ROWS: list[tuple[str, list[str], dict[str, str], int, str]] = [
     ("endpoint without scheme", [TOPIC, *OUT, *CP], {"OPENAI_BASE_URL": "localhost:9"}, 3, E + "the model endpoint 'localhost:9' \\(from OPENAI_BASE_URL in the environment\\) is not an http\\(s\\) URL"),
     ("endpoint flag ftp", [TOPIC, *OUT, *CP, "--base-url", "ftp://models.example/v1"], {}, 3, E + "the model endpoint 'ftp://models.example/v1' \\(from the flag --base-url\\) is not an http"),
     ("no endpoint, no key", [TOPIC, *OUT, *CP], {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""}, 3, E + "no model endpoint configured: set OPENAI_API_KEY"),
+    ("one model on a server, the other on OpenAI with no key", [TOPIC, *OUT, *CP, "--summary-model", "lmstudio:qwen"], {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""}, 3, E + "the report model gpt-4o goes to OpenAI's API \\(the default\\), which needs OPENAI_API_KEY, while the summary model is lmstudio:qwen: .* \\(--report-model lmstudio:qwen\\)"),
     ("key rejected", [TOPIC, *OUT, *CP], {"MODELS_STATUS": "401"}, 3, E + "the model endpoint http://127.0.0.1:\\d+/v1 rejected the API key \\(HTTP 401\\)"),
     ("since not a date", [TOPIC, *OUT, *CP, "--since", "2025-13-40"], {}, 3, E + r"invalid setting: since='2025-13-40' from the flag --since: not a real date \(month must be in 1\.\.12\): give e\.g\. 2024-01-31 \(change --since\)"),
     ("since in the future", [TOPIC, *OUT, *CP, "--since", "2999-01-01"], {}, 3, E + "invalid setting: since='2999-01-01' from the flag --since: a date in the future .*give a past date"),

@@ -174,8 +174,37 @@ def check_local(
                 "not an http(s) URL: write it with its scheme, e.g. http://localhost:11434/v1"
             )
         if base == OPENAI_DEFAULT_URL and not key:
-            raise ConfigError(NO_ENDPOINT)
+            raise ConfigError(no_key_for(ctx, env))
     check_chain(ctx.search_settings())
+
+
+_ROLES = {"summary_model": "summary model", "report_model": "report model",
+          "judge_model": "judge model"}  # fmt: skip
+
+
+def no_key_for(ctx: Context, environ: Mapping[str, str]) -> str:
+    """What to say when models go to OpenAI's API without a key.
+
+    When another of the run's models is on a server of its own (``--summary-model
+    lmstudio:qwen`` alone), the others default to OpenAI: that is named, with the way to put
+    them on that server too, rather than a bare "no endpoint configured".
+    """
+    roles = [r for r in _ROLES if r != "judge_model" or (ctx.check_citations and ctx.judge_model)]
+    where = {r: endpoint_for(ctx.base_url or split_model(getattr(ctx, r))[1], environ)[0]
+             for r in roles}  # fmt: skip
+    on_openai = [r for r in roles if where[r] in (None, OPENAI_DEFAULT_URL)]
+    elsewhere = [r for r in roles if r not in on_openai]
+    if not elsewhere or not on_openai:
+        return NO_ENDPOINT
+    other = getattr(ctx, elsewhere[0])
+    named = " and ".join(f"the {_ROLES[r]} {split_model(getattr(ctx, r))[0]}" for r in on_openai)
+    fixes = " ".join(f"--{r.replace('_', '-')} {other}" for r in on_openai)
+    many = len(on_openai) > 1
+    return (
+        f"{named} {'go' if many else 'goes'} to OpenAI's API (the default), which needs "
+        f"OPENAI_API_KEY, while the {_ROLES[elsewhere[0]]} is {other}: set OPENAI_API_KEY, "
+        f"or put {'them' if many else 'it'} on that server too ({fixes})"
+    )
 
 
 def check_store(location: str, *, origins: Mapping[str, str] | None = None) -> None:
