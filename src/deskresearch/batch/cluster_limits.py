@@ -11,10 +11,30 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
+from deskresearch.config.providers import is_loopback
 from deskresearch.services.model.limits import Limiter
 
 SHARED = ("model ", "host ")  # Limiter names held cluster-wide
+
+
+def shared(name: str) -> bool:
+    """Whether a Limiter name is one provider for the whole cluster.
+
+    A model endpoint on a node's loopback (``http://localhost:11434/v1``: the node's own Ollama)
+    is a server per node, each with its own slots: held cluster-wide, ten nodes would share the
+    two calls one local server takes.
+    """
+    if not name.startswith(SHARED):
+        return False
+    if name.startswith("model "):
+        try:
+            host = urlsplit(name.removeprefix("model ")).hostname or ""
+        except ValueError:
+            return True
+        return not is_loopback(host)
+    return True
 
 
 class ClusterLimiter(Limiter):
@@ -28,7 +48,7 @@ class ClusterLimiter(Limiter):
     @asynccontextmanager
     async def slot(self, name: str, limit: int) -> AsyncIterator[None]:
         """Hold a cluster-wide slot for model endpoints and hosts, a local one otherwise."""
-        if not name.startswith(SHARED):
+        if not shared(name):
             async with super().slot(name, limit):
                 yield
             return
@@ -39,11 +59,15 @@ class ClusterLimiter(Limiter):
             self._coordinator.release.remote(name, lease)
 
     async def pace(self, name: str, per_second: float) -> None:
-        """Wait for this request's turn across the cluster."""
+        """Wait for this request's turn across the cluster (a node's own server: the node's)."""
+        if not shared(name):
+            return await super().pace(name, per_second)
         delay = await self._coordinator.pace.remote(name, per_second)
         if delay > 0:
             await asyncio.sleep(delay)
 
     def cool_down(self, name: str, seconds: float) -> None:
-        """Tell every node to hold back (a 429's Retry-After)."""
+        """Tell every node to hold back (a 429's Retry-After); a node's own server: this node."""
+        if not shared(name):
+            return super().cool_down(name, seconds)
         self._coordinator.cool_down.remote(name, seconds)

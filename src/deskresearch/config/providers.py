@@ -57,7 +57,7 @@ OLLAMA_PORT = 11434
 _LOCAL_PORTS = frozenset(urlsplit(PROVIDERS[name]).port for name in _LOCAL_SERVERS)
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
     """``localhost``, or an address of this machine's loopback (127.0.0.0/8, ::1)."""
     if host == "localhost":
         return True
@@ -82,7 +82,7 @@ def local_window(base_url: str | None) -> int | None:
         port = parts.port
     except ValueError:
         return None
-    here = port in _LOCAL_PORTS and _loopback(parts.hostname or "")
+    here = port in _LOCAL_PORTS and is_loopback(parts.hostname or "")
     return LOCAL_SERVER_WINDOW if port == OLLAMA_PORT or here else None
 
 

@@ -99,3 +99,22 @@ async def test_the_cluster_limiter_takes_provider_slots_from_the_coordinator() -
     await limiter.pace("model http://x/v1", 0.0)  # another node's 429 holds this one back
     assert asyncio.get_running_loop().time() - start >= 0.15
     assert handle.calls.count("acquire") == 2 and "cool_down" in handle.calls
+
+
+async def test_a_node_s_own_local_server_keeps_its_slots_on_the_node() -> None:
+    """A node's Ollama (a loopback endpoint) is one server per node, not one for the cluster."""
+    from deskresearch.batch.cluster_limits import ClusterLimiter, shared
+
+    target = Coordinator(find_dead=set)
+    handle = _Handle(target)
+    limiter = ClusterLimiter(handle, "node-1")
+    own = "model http://localhost:11434/v1"
+    async with limiter.slot(own, 2), limiter.slot("model http://127.0.0.1:8080/v1", 2):
+        assert target.held() == {}, "held on the node, not leased from the coordinator"
+    limiter.cool_down(own, 0.2)  # this node's server said 429: this node holds back
+    start = asyncio.get_running_loop().time()
+    await limiter.pace(own, 0.0)
+    assert asyncio.get_running_loop().time() - start >= 0.15
+    assert handle.calls == [], "the coordinator was not asked"
+    assert shared("model http://gpu-box:11434/v1") and shared("model https://api.openai.com/v1")
+    assert shared("host localhost") and not shared("fetch")
