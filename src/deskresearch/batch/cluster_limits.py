@@ -19,39 +19,44 @@ from deskresearch.services.model.limits import Limiter
 SHARED = ("model ", "host ")  # Limiter names held cluster-wide
 
 
-def shared(name: str) -> bool:
-    """Whether a Limiter name is one provider for the whole cluster.
+def on_machine(name: str) -> bool:
+    """Whether a Limiter name is a model endpoint on the node's loopback: one server a machine.
 
-    A model endpoint on a node's loopback (``http://localhost:11434/v1``: the node's own Ollama)
-    is a server per node, each with its own slots: held cluster-wide, ten nodes would share the
-    two calls one local server takes.
+    ``http://localhost:11434/v1`` is each machine's own Ollama: held as one provider for the
+    cluster, ten machines would share the two calls one local server takes.
     """
-    if not name.startswith(SHARED):
+    if not name.startswith("model "):
         return False
-    if name.startswith("model "):
-        try:
-            host = urlsplit(name.removeprefix("model ")).hostname or ""
-        except ValueError:
-            return True
-        return not is_loopback(host)
-    return True
+    try:
+        return is_loopback(urlsplit(name.removeprefix("model ")).hostname or "")
+    except ValueError:
+        return False
 
 
 class ClusterLimiter(Limiter):
-    """A Limiter whose provider-facing slots, pacing and cool-downs are the Coordinator's."""
+    """A Limiter whose provider-facing slots, pacing and cool-downs are the Coordinator's.
 
-    def __init__(self, coordinator: Any, node: str) -> None:
+    A model endpoint on the loopback is held per machine (``machine``: the node's address), so
+    nodes on one machine share its server and nodes elsewhere do not.
+    """
+
+    def __init__(self, coordinator: Any, node: str, machine: str = "") -> None:
         super().__init__()
         self._coordinator = coordinator
         self._node = node
+        self._machine = machine or node
+
+    def _name(self, name: str) -> str:
+        return f"{name} on {self._machine}" if on_machine(name) else name
 
     @asynccontextmanager
     async def slot(self, name: str, limit: int) -> AsyncIterator[None]:
         """Hold a cluster-wide slot for model endpoints and hosts, a local one otherwise."""
-        if not shared(name):
+        if not name.startswith(SHARED):
             async with super().slot(name, limit):
                 yield
             return
+        name = self._name(name)
         lease = await self._coordinator.acquire.remote(name, limit, self._node)
         try:
             yield
@@ -59,15 +64,11 @@ class ClusterLimiter(Limiter):
             self._coordinator.release.remote(name, lease)
 
     async def pace(self, name: str, per_second: float) -> None:
-        """Wait for this request's turn across the cluster (a node's own server: the node's)."""
-        if not shared(name):
-            return await super().pace(name, per_second)
-        delay = await self._coordinator.pace.remote(name, per_second)
+        """Wait for this request's turn across the cluster."""
+        delay = await self._coordinator.pace.remote(self._name(name), per_second)
         if delay > 0:
             await asyncio.sleep(delay)
 
     def cool_down(self, name: str, seconds: float) -> None:
-        """Tell every node to hold back (a 429's Retry-After); a node's own server: this node."""
-        if not shared(name):
-            return super().cool_down(name, seconds)
-        self._coordinator.cool_down.remote(name, seconds)
+        """Tell every node to hold back (a 429's Retry-After); a machine's own server: its nodes."""
+        self._coordinator.cool_down.remote(self._name(name), seconds)

@@ -48,8 +48,10 @@ async def _run(job: Job, coordinator: Any, max_concurrency: int) -> dict[str, An
         coordinator.report.remote(thread, event)
 
     out: dict[str, Any] = {"node": node}
+    machine = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
+    limiter = ClusterLimiter(coordinator, node, machine=machine)
     session = Session(entry=NODE, store=job.settings["checkpoints"], max_concurrency=max_concurrency,
-                      services={"limiter": ClusterLimiter(coordinator, node)})  # fmt: skip
+                      services={"limiter": limiter})  # fmt: skip
     try:
         async with session:
             done = await run_job(session, job, report)

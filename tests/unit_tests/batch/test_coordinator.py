@@ -101,20 +101,29 @@ async def test_the_cluster_limiter_takes_provider_slots_from_the_coordinator() -
     assert handle.calls.count("acquire") == 2 and "cool_down" in handle.calls
 
 
-async def test_a_node_s_own_local_server_keeps_its_slots_on_the_node() -> None:
-    """A node's Ollama (a loopback endpoint) is one server per node, not one for the cluster."""
-    from deskresearch.batch.cluster_limits import ClusterLimiter, shared
+async def test_a_machine_s_own_local_server_is_held_per_machine() -> None:
+    """A loopback endpoint (each machine's Ollama) is one server a machine, not one a cluster."""
+    from deskresearch.batch.cluster_limits import ClusterLimiter, on_machine
 
     target = Coordinator(find_dead=set)
-    handle = _Handle(target)
-    limiter = ClusterLimiter(handle, "node-1")
+    one, same = (ClusterLimiter(_Handle(target), n, machine="10.0.0.1") for n in ("a", "b"))
+    other = ClusterLimiter(_Handle(target), "c", machine="10.0.0.2")
     own = "model http://localhost:11434/v1"
-    async with limiter.slot(own, 2), limiter.slot("model http://127.0.0.1:8080/v1", 2):
-        assert target.held() == {}, "held on the node, not leased from the coordinator"
-    limiter.cool_down(own, 0.2)  # this node's server said 429: this node holds back
+    async with one.slot(own, 1):
+        async with asyncio.timeout(5), other.slot(own, 1):  # two machines: a call each at once
+            assert target.held() == {f"{own} on 10.0.0.1": 1, f"{own} on 10.0.0.2": 1}
+        waiting = asyncio.ensure_future(same.slot(own, 1).__aenter__())  # the same machine
+        await asyncio.sleep(0.05)
+        assert not waiting.done(), "a node on the same machine waits for its server's slot"
+    await asyncio.wait_for(waiting, 5)
+    async with one.slot("model https://api.openai.com/v1", 2):
+        assert target.held()["model https://api.openai.com/v1"] == 1, "a hosted API: cluster-wide"
+    other.cool_down(own, 0.2)  # machine 2's server said 429: only its nodes hold back
+    await asyncio.sleep(0.01)
     start = asyncio.get_running_loop().time()
-    await limiter.pace(own, 0.0)
-    assert asyncio.get_running_loop().time() - start >= 0.15
-    assert handle.calls == [], "the coordinator was not asked"
-    assert shared("model http://gpu-box:11434/v1") and shared("model https://api.openai.com/v1")
-    assert shared("host localhost") and not shared("fetch")
+    await one.pace(own, 0.0)
+    assert asyncio.get_running_loop().time() - start < 0.1
+    assert on_machine("model http://127.0.0.1:8080/v1") and not on_machine(
+        "model http://gpu:11434/v1"
+    )
+    assert not on_machine("host localhost")
