@@ -194,6 +194,7 @@ class FakeWeb:
     held_models: dict[str, int] | None = None
     loaded_models: dict[str, int] | None = None
     loaded_v0: dict[str, int] | None = None  # LM Studio 0.3's GET /api/v0/models
+    router_contexts: dict[str, int] | None = None  # llama.cpp's router: /props?model=NAME
     # Ollama's POST /api/show (with held_models set): a model → the num_ctx its Modelfile sets
     # (0: none), and the context the model was trained on.
     modelfiles: dict[str, int] = field(default_factory=dict)
@@ -428,6 +429,12 @@ class _Handler(BaseHTTPRequestHandler):
             held = [{"name": m, "model": m, "size": 1, "context_length": n}
                     for m, n in self.web.held_models.items()]  # fmt: skip
             return self._json(200, {"models": held})
+        if path == "/props" and self.web.router_contexts is not None:  # llama.cpp's router mode
+            asked = parse_qs(urlsplit(self.path).query).get("model", [""])[0]
+            if asked and asked not in self.web.router_contexts:
+                return self._json(404, {"error": {"message": f"model {asked} not found"}})
+            slot = {"id": 0, "n_ctx": self.web.router_contexts.get(asked, 0)}  # bare: 0
+            return self._json(200, {"default_generation_settings": slot, "role": "router"})
         if path == "/props" and self.web.slot_context is not None:
             slot = {"id": 0, "n_ctx": self.web.slot_context}
             return self._json(200, {"default_generation_settings": slot, "total_slots": 1})

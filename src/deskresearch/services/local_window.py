@@ -15,9 +15,10 @@ without a word. Three servers say it, for free, in the network pre-flight:
   instances it has loaded, each with its ``config.context_length``; the older
   ``GET /api/v0/models`` (0.3) a loaded model's ``loaded_context_length``.
 - llama.cpp's ``GET /props`` gives each slot's context (``default_generation_settings.n_ctx``:
-  ``-c`` shared by ``--parallel``), fixed when the server started.
+  ``-c`` shared by ``--parallel``), fixed when the server started; in router mode (several
+  models, one server) the bare ``/props`` says 0 and each model's is ``/props?model=NAME``.
 
-The four requests go at once (then, on Ollama, one ``/api/show`` per model it does not hold),
+These requests go at once (then, on Ollama, one ``/api/show`` per model it does not hold),
 each given ``ASK_S`` to connect and as long to answer. The run's other models on the server
 take the window too, so on Ollama and LM Studio the smallest context among the run's models it
 tells is the one said, and nothing unless it tells the summary model's.
@@ -34,6 +35,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from deskresearch.config.context import Context
 from deskresearch.config.providers import LOCAL_SERVER_WINDOW, endpoint_for, local_window
@@ -95,26 +97,29 @@ async def asked_window(base: str, models: list[str], key: str | None = None) -> 
     Ollama's and LM Studio's are per model: the smallest among those it tells, and nothing
     unless it tells the first's (the summary model; one given a larger context than another
     is loaded with would be cut). A model it cannot tell (not loaded, no ``num_ctx`` set) is
-    not counted. llama.cpp's serves every name alike. ``(0, "")`` when it says nothing: none
+    not counted. llama.cpp's serves every name alike, unless in router mode (per model). ``(0, "")`` when it says nothing: none
     of those servers, the model not held, no answer within ``ASK_S``. ``key`` is sent as the
     model calls send it (llama.cpp's ``--api-key`` guards ``/props`` too, LM Studio's API
     tokens its REST API).
     """
     root = base.rstrip("/").removesuffix("/v1")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    ps, listed, older, props = await asyncio.gather(
-        *(_body(root + path, headers) for path in ("/api/ps", "/api/v1/models", "/api/v0/models",
-                                                   "/props"))
-    )  # fmt: skip
+    paths = ["/api/ps", "/api/v1/models", "/api/v0/models", "/props",
+             *(f"/props?{urlencode({'model': m})}" for m in models)]  # fmt: skip
+    ps, listed, older, props, *per_model = await asyncio.gather(
+        *(_body(root + path, headers) for path in paths)
+    )
     if is_ollama(ps):
         told = await _ollama_sizes(root, headers, ps, models)
-    else:
+    elif any(lmstudio_context(listed, m) or lmstudio_v0_context(older, m) for m in models):
         told = [(t, "its /api/v1/models") if (t := lmstudio_context(listed, m))
                 else (lmstudio_v0_context(older, m), "its /api/v0/models") for m in models]  # fmt: skip
+    else:  # llama.cpp: one model's slots, or (router mode) each model's behind ?model=
+        told = [
+            (llamacpp_context(own) or llamacpp_context(props), "its /props") for own in per_model
+        ]
     if told and told[0][0]:
         return min((t for t in told if t[0]), key=lambda t: t[0])
-    if tokens := llamacpp_context(props):
-        return tokens, "its /props"
     return 0, ""
 
 

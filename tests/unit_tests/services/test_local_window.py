@@ -152,7 +152,7 @@ def test_a_model_ollama_does_not_hold_yet_is_asked_what_its_modelfile_sets() -> 
         assert asyncio.run(asked_window(base, ["phi4-16k"])) == (8192, where)
         web.local_keys.clear()
         asyncio.run(asked_window(base, ["llama3.1-32k", "qwen2.5:7b"], "sk-o"))
-        assert web.local_keys.count("Bearer sk-o") == 5, "ps, v1 and v0 models, props, one show"
+        assert web.local_keys.count("Bearer sk-o") == 7, "ps, v1/v0 models, 3 props, a show"
 
 
 def test_llamacpp_s_answer_gives_a_slot_s_context() -> None:
@@ -183,9 +183,15 @@ def test_the_server_is_asked_where_it_answers_and_says_which() -> None:
         web.loaded_models, web.slot_context = None, 8192
         web.local_keys.clear()
         assert asyncio.run(asked_window(base, ["anything"], "sk-local")) == (8192, "its /props")
-        assert web.local_keys == ["Bearer sk-local"] * 4, (
+        assert web.local_keys == ["Bearer sk-local"] * 5, (
             "the key, as llama.cpp's --api-key and LM Studio's API tokens ask"
         )
+        web.slot_context, web.router_contexts = None, {"qwen3-8b": 16384, "gemma3-4b": 8192}
+        said = asyncio.run(asked_window(base, ["qwen3-8b"]))
+        assert said == (16384, "its /props"), "router mode: each model's behind ?model="
+        assert asyncio.run(asked_window(base, ["qwen3-8b", "gemma3-4b"]))[0] == 8192
+        assert asyncio.run(asked_window(base, ["mistral"])) == (0, ""), "not a model it routes to"
+        web.router_contexts = None
         web.slot_context, web.loaded_v0 = None, {"qwen/qwen3-8b": 12288}
         assert asyncio.run(asked_window(base, ["qwen/qwen3-8b"])) == (12288, "its /api/v0/models")
     closed = f"http://127.0.0.1:{free_port()}/v1"
