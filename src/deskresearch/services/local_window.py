@@ -16,7 +16,8 @@ without a word. Three servers say it, for free, in the network pre-flight:
   ``GET /api/v0/models`` (0.3) a loaded model's ``loaded_context_length``.
 - llama.cpp's ``GET /props`` gives each slot's context (``default_generation_settings.n_ctx``:
   ``-c`` shared by ``--parallel``), fixed when the server started; in router mode (several
-  models, one server) the bare ``/props`` says 0 and each model's is ``/props?model=NAME``.
+  models, one server) the bare ``/props`` says 0 and each model's is ``/props?model=NAME``
+  (with ``autoload=false``: asking must not load a model, nor evict the one loaded).
 
 These requests go at once (then, on Ollama, one ``/api/show`` per model it does not hold),
 each given ``ASK_S`` to connect and as long to answer. The run's other models on the server
@@ -105,7 +106,7 @@ async def asked_window(base: str, models: list[str], key: str | None = None) -> 
     root = base.rstrip("/").removesuffix("/v1")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     paths = ["/api/ps", "/api/v1/models", "/api/v0/models", "/props",
-             *(f"/props?{urlencode({'model': m})}" for m in models)]  # fmt: skip
+             *(f"/props?{urlencode({'model': m, 'autoload': 'false'})}" for m in models)]  # fmt: skip
     ps, listed, older, props, *per_model = await asyncio.gather(
         *(_body(root + path, headers) for path in paths)
     )

@@ -85,11 +85,22 @@ def sqlite_file(path: Path, what: str, fix: str) -> None:
     writable_folder(path.parent, f"the folder of {what}", fix)
 
 
+def run_models(ctx: Context) -> list[tuple[str, str]]:
+    """The models a run calls, as (role, setting): the judge's only when citations are checked.
+
+    An empty judge_model is the summary model (``Context.judge_spec``), on its endpoint.
+    """
+    roles = [("summary_model", ctx.summary_model), ("report_model", ctx.report_model)]
+    if ctx.check_citations:
+        roles.append(("judge_model", ctx.judge_model or ctx.summary_model))
+    return roles
+
+
 def endpoints(ctx: Context, environ: Mapping[str, str]) -> dict[str, tuple[str, str | None]]:
     """The model endpoints the run calls: base URL → (the setting that chose it, API key)."""
     found: dict[str, tuple[str, str | None]] = {}
-    for role in ("summary_model", "report_model", "judge_model"):
-        _, prefixed = split_model(getattr(ctx, role))
+    for role, setting in run_models(ctx):
+        _, prefixed = split_model(setting)
         chosen = ctx.base_url or prefixed
         base, key = endpoint_for(chosen, environ)
         if ctx.base_url:
@@ -109,10 +120,8 @@ def endpoints(ctx: Context, environ: Mapping[str, str]) -> dict[str, tuple[str, 
 def models_on(ctx: Context, base: str, environ: Mapping[str, str]) -> dict[str, str]:
     """The models the run asks ``base`` for, the summary model's first: name → its setting."""
     found: dict[str, str] = {}
-    for role in ("summary_model", "report_model", "judge_model"):
-        if role == "judge_model" and not (ctx.check_citations and ctx.judge_model):
-            continue
-        model, prefixed = split_model(getattr(ctx, role))
+    for role, setting in run_models(ctx):
+        model, prefixed = split_model(setting)
         if (endpoint_for(ctx.base_url or prefixed, environ)[0] or OPENAI_DEFAULT_URL) == base:
             found.setdefault(model, role)
     return found
@@ -189,17 +198,20 @@ def no_key_for(ctx: Context, environ: Mapping[str, str]) -> str:
     lmstudio:qwen`` alone), the others default to OpenAI: that is named, with the way to put
     them on that server too, rather than a bare "no endpoint configured".
     """
-    roles = [r for r in _ROLES if r != "judge_model" or (ctx.check_citations and ctx.judge_model)]
-    where = {r: endpoint_for(ctx.base_url or split_model(getattr(ctx, r))[1], environ)[0]
-             for r in roles}  # fmt: skip
-    on_openai = [r for r in roles if where[r] in (None, OPENAI_DEFAULT_URL)]
-    elsewhere = [r for r in roles if r not in on_openai]
+    # An empty judge_model follows the summary model: moving that one moves both.
+    models = {r: m for r, m in run_models(ctx) if r != "judge_model" or ctx.judge_model}
+    where = {r: endpoint_for(ctx.base_url or split_model(m)[1], environ)[0]
+             for r, m in models.items()}  # fmt: skip
+    on_openai = [r for r in models if where[r] in (None, OPENAI_DEFAULT_URL)]
+    elsewhere = [r for r in models if r not in on_openai]
     if not elsewhere or not on_openai:
         return NO_ENDPOINT
-    other = getattr(ctx, elsewhere[0])
-    named = " and ".join(f"the {_ROLES[r]} {split_model(getattr(ctx, r))[0]}" for r in on_openai)
-    fixes = " ".join(f"--{r.replace('_', '-')} {other}" for r in on_openai)
+    other = models[elsewhere[0]]
+    named = " and ".join(f"the {_ROLES[r]} {split_model(models[r])[0]}" for r in on_openai)
     many = len(on_openai) > 1
+    if any(models[r].lower().startswith("openai:") for r in on_openai):  # asked for: keep it
+        return f"{named} {'go' if many else 'goes'} to OpenAI's API, which needs OPENAI_API_KEY: set it"
+    fixes = " ".join(f"--{r.replace('_', '-')} {other}" for r in on_openai)
     return (
         f"{named} {'go' if many else 'goes'} to OpenAI's API (the default), which needs "
         f"OPENAI_API_KEY, while the {_ROLES[elsewhere[0]]} is {other}: set OPENAI_API_KEY, "

@@ -43,13 +43,26 @@ def test_a_model_left_on_openai_without_a_key_is_named_with_the_fix(
     assert str(caught.value) == said
 
 
+def test_a_model_asked_of_openai_by_name_is_not_moved() -> None:
+    ctx = Context(summary_model="openai:gpt-4o-mini", report_model="ollama:qwen")
+    said = no_key_for(ctx, {})
+    assert said == (
+        "the summary model gpt-4o-mini goes to OpenAI's API, which needs OPENAI_API_KEY: set it"
+    )
+
+
 def test_a_judge_that_checks_nothing_is_not_named() -> None:
     ctx = Context(summary_model="ollama:llama3.1", judge_model="gpt-4o", check_citations=False)
     assert "judge" not in no_key_for(ctx, {})
 
 
 def test_a_key_or_a_server_for_all_says_nothing() -> None:
+    local = "ollama:llama3.1"
     for ctx, env in [(Context(summary_model="ollama:llama3.1"), {"OPENAI_API_KEY": "sk-x"}),
+                     # the README's local run: the judge (empty) is the summary model, not OpenAI
+                     (Context(summary_model=local, report_model=local), {}),
+                     (Context(summary_model=local, report_model=local, judge_model="gpt-4o",
+                              check_citations=False), {}),  # a judge that never runs
                      (Context(base_url="http://localhost:11434/v1"), {}),
                      (Context(), {"OPENAI_BASE_URL": "http://localhost:8080/v1"})]:  # fmt: skip
         check_local(ctx, output_dir=None, checkpoints=None, environ=env)
