@@ -89,6 +89,7 @@ ROWS: list[tuple[str, list[str], dict[str, str], int, str]] = [
     ("endpoint closed port", [TOPIC, *OUT, *CP], {"OPENAI_BASE_URL": "{closed}/v1"}, 4, E + "the model endpoint http://127.0.0.1:\\d+/v1 does not answer \\(nothing accepts connections there\\).* OPENAI_BASE_URL in the environment"),
     ("endpoint flag closed port", [TOPIC, *OUT, *CP, "--base-url", "{closed}/v1"], {}, 4, E + "the model endpoint .* does not answer .* from the flag --base-url"),
     ("ollama not running", [TOPIC, *OUT, *CP, "--summary-model", "ollama:llama3.1"], {}, 4, E + "the model endpoint http://localhost:11434/v1 does not answer .* from the flag --summary-model"),
+    ("the README's local run, no key, ollama not running", [TOPIC, *OUT, *CP, "--summary-model", "ollama:llama3.1", "--report-model", "ollama:llama3.1"], {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""}, 4, E + "the model endpoint http://localhost:11434/v1 does not answer"),
     ("searxng closed port", [TOPIC, *OUT, *CP, "--search", "searxng", "--searxng-url", "{closed}"], {}, 4, E + "the search engine searxng at http://127.0.0.1:\\d+ does not answer .* from the flag --searxng-url"),
     ("postgres closed port", [TOPIC, *OUT, "--checkpoints", PG_CLOSED], {}, 4, E + "the checkpoint database postgresql://user:\\*\\*\\*@127.0.0.1:\\d+/research does not answer"),
     ("batch postgres closed port", ["batch", "{tmp}/topics.txt", *OUT, "--checkpoints", PG_CLOSED], {}, 4, EB + "the checkpoint database postgresql://user:\\*\\*\\*@"),
