@@ -70,13 +70,11 @@ def is_loopback(host: str) -> bool:
 def local_window(base_url: str | None) -> int | None:
     """The context a local server gives its models by default, when ``base_url`` is one; else None.
 
-    Known by a provider prefix's URL, by Ollama's port on any host, or by llama.cpp's or LM
-    Studio's usual port on this machine (``http://127.0.0.1:8080/v1`` as ``localhost``).
+    Known by Ollama's port on any host, or by llama.cpp's or LM Studio's usual port on this
+    machine (the prefixes' own URLs, and ``http://127.0.0.1:8080/v1`` as ``localhost``).
     """
     if not base_url:
         return None
-    if base_url.rstrip("/") in {PROVIDERS[name] for name in _LOCAL_SERVERS}:
-        return LOCAL_SERVER_WINDOW
     try:
         parts = urlsplit(base_url)
         port = parts.port

@@ -98,10 +98,10 @@ async def asked_window(base: str, models: list[str], key: str | None = None) -> 
     Ollama's and LM Studio's are per model: the smallest among those it tells, and nothing
     unless it tells the first's (the summary model; one given a larger context than another
     is loaded with would be cut). A model it cannot tell (not loaded, no ``num_ctx`` set) is
-    not counted. llama.cpp's serves every name alike, unless in router mode (per model). ``(0, "")`` when it says nothing: none
-    of those servers, the model not held, no answer within ``ASK_S``. ``key`` is sent as the
-    model calls send it (llama.cpp's ``--api-key`` guards ``/props`` too, LM Studio's API
-    tokens its REST API).
+    not counted. llama.cpp's serves every name alike, unless in router mode (per model).
+    ``(0, "")`` when it says nothing: none of those servers, the model not held, no answer
+    within ``ASK_S``. ``key`` is sent as the model calls send it (llama.cpp's ``--api-key``
+    guards ``/props`` too, LM Studio's API tokens its REST API).
     """
     root = base.rstrip("/").removesuffix("/v1")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -110,11 +110,12 @@ async def asked_window(base: str, models: list[str], key: str | None = None) -> 
     ps, listed, older, props, *per_model = await asyncio.gather(
         *(_body(root + path, headers) for path in paths)
     )
+    lms = [(t, "its /api/v1/models") if (t := lmstudio_context(listed, m))
+           else (lmstudio_v0_context(older, m), "its /api/v0/models") for m in models]  # fmt: skip
     if is_ollama(ps):
         told = await _ollama_sizes(root, headers, ps, models)
-    elif any(lmstudio_context(listed, m) or lmstudio_v0_context(older, m) for m in models):
-        told = [(t, "its /api/v1/models") if (t := lmstudio_context(listed, m))
-                else (lmstudio_v0_context(older, m), "its /api/v0/models") for m in models]  # fmt: skip
+    elif any(t for t, _ in lms):  # LM Studio
+        told = lms
     else:  # llama.cpp: one model's slots, or (router mode) each model's behind ?model=
         told = [
             (llamacpp_context(own) or llamacpp_context(props), "its /props") for own in per_model

@@ -187,10 +187,6 @@ def check_local(
     check_chain(ctx.search_settings())
 
 
-_ROLES = {"summary_model": "summary model", "report_model": "report model",
-          "judge_model": "judge model"}  # fmt: skip
-
-
 def no_key_for(ctx: Context, environ: Mapping[str, str]) -> str:
     """What to say when models go to OpenAI's API without a key.
 
@@ -207,14 +203,16 @@ def no_key_for(ctx: Context, environ: Mapping[str, str]) -> str:
     if not elsewhere or not on_openai:
         return NO_ENDPOINT
     other = models[elsewhere[0]]
-    named = " and ".join(f"the {_ROLES[r]} {split_model(models[r])[0]}" for r in on_openai)
+    named = " and ".join(
+        f"the {r.replace('_', ' ')} {split_model(models[r])[0]}" for r in on_openai
+    )
     many = len(on_openai) > 1
     if any(models[r].lower().startswith("openai:") for r in on_openai):  # asked for: keep it
         return f"{named} {'go' if many else 'goes'} to OpenAI's API, which needs OPENAI_API_KEY: set it"
     fixes = " ".join(f"--{r.replace('_', '-')} {other}" for r in on_openai)
     return (
         f"{named} {'go' if many else 'goes'} to OpenAI's API (the default), which needs "
-        f"OPENAI_API_KEY, while the {_ROLES[elsewhere[0]]} is {other}: set OPENAI_API_KEY, "
+        f"OPENAI_API_KEY, while the {elsewhere[0].replace('_', ' ')} is {other}: set OPENAI_API_KEY, "
         f"or put {'them' if many else 'it'} on that server too ({fixes})"
     )
 
